@@ -1,0 +1,54 @@
+"""The ``ffl`` command: one subcommand per job, each defined in its own module.
+
+Every module listed in ``_COMMAND_MODULES`` exposes ``register(subparsers)``,
+adding its subcommands with ``set_defaults(func=...)``; ``func(args)`` returns
+the exit status. The process ends with a flush and ``os._exit`` because
+temporalio's native threads can crash the interpreter during normal exit.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+
+_COMMAND_MODULES = (
+    "interpreter.cli.compile_cmds",
+    "interpreter.cli.run_cmds",
+    "interpreter.cli.mirror_cmds",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="ffl", description="Compile FFL and run it on Temporal.")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise
+            continue
+        module.register(subparsers)
+    return parser
+
+
+def run(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("ffl: interrupted", file=sys.stderr)
+        return 130
+
+
+def main(argv: list[str] | None = None) -> None:
+    status = run(argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)
