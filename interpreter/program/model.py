@@ -9,7 +9,7 @@ Every node that can be wrong carries a ``loc`` for ``file:line:col`` errors.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -114,7 +114,7 @@ class Binary(Node):
 
 
 Expr = Annotated[
-    Union[Lit, ParamRef, StepRef, Attr, Index, ArrayLit, MapLit, Unary, Binary],
+    Lit | ParamRef | StepRef | Attr | Index | ArrayLit | MapLit | Unary | Binary,
     Field(discriminator="k"),
 ]
 
@@ -328,7 +328,7 @@ class NamespaceDecl(Node):
     loc: Loc | None = None
 
 
-Decl = Annotated[Union[FacetDecl, SchemaDecl, ImplicitDecl, NamespaceDecl], Field(discriminator="decl")]
+Decl = Annotated[FacetDecl | SchemaDecl | ImplicitDecl | NamespaceDecl, Field(discriminator="decl")]
 
 
 class SourceFile(Node):

