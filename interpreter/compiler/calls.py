@@ -1,0 +1,120 @@
+"""Argument checks of calls, mixins, implicits and yields against what their target declares."""
+
+from __future__ import annotations
+
+from ..program.model import Arg, Call, FacetDecl, ImplicitDecl, Loc, MixinCall, Yield
+from .fields import facet, facet_fields, schema
+from .symbols import SymbolTable
+
+Problem = tuple[Loc | None, str]
+
+
+def accepted_params(table: SymbolTable, decl: FacetDecl) -> set[str]:
+    """Names a call of ``decl`` may pass: its parameters and its signature mixins' parameters."""
+    names = {p.name for p in decl.params}
+    for mixin in decl.mixins:
+        mixed = facet(table, mixin.facet)
+        if mixed is not None:
+            names.update(p.name for p in mixed.params)
+    return names
+
+
+def duplicate_args(args: list[Arg]) -> list[Problem]:
+    seen: set[str] = set()
+    out: list[Problem] = []
+    for arg in args:
+        if arg.name in seen:
+            out.append((arg.loc, f"argument '{arg.name}' is given twice"))
+        seen.add(arg.name)
+    return out
+
+
+def _implicit_args(implicits: dict[str, list[ImplicitDecl]], qname: str) -> set[str]:
+    return {arg.name for imp in implicits.get(qname, []) for arg in imp.call.args}
+
+
+def mixin_problems(table: SymbolTable, mixin: MixinCall) -> list[Problem]:
+    out = duplicate_args(mixin.args)
+    decl = facet(table, mixin.facet)
+    if decl is None:
+        return out
+    accepted = accepted_params(table, decl)
+    for arg in mixin.args:
+        if arg.name not in accepted:
+            out.append((arg.loc or mixin.loc, f"mixin '{decl.qname}' has no parameter '{arg.name}'"))
+    return out
+
+
+def call_problems(table: SymbolTable, call: Call, implicits: dict[str, list[ImplicitDecl]]) -> list[Problem]:
+    """Undeclared, repeated and missing arguments of a step's call (with its mixins)."""
+    out = duplicate_args(call.args)
+    if call.kind == "schema":
+        record = schema(table, call.facet)
+        if record is not None:
+            names = {f.name for f in record.fields}
+            out += [
+                (a.loc or call.loc, f"unknown field '{a.name}' of schema '{record.qname}'")
+                for a in call.args
+                if a.name not in names
+            ]
+        out += [(m.loc or call.loc, f"mixin '{m.name}' on schema instantiation '{call.name}'") for m in call.mixins]
+        return out
+    decl = facet(table, call.facet)
+    if decl is None:
+        return out
+    accepted = accepted_params(table, decl)
+    out += [
+        (a.loc or call.loc, f"facet '{decl.qname}' has no parameter '{a.name}'")
+        for a in call.args
+        if a.name not in accepted
+    ]
+    provided = {a.name for a in call.args} | _implicit_args(implicits, decl.qname)
+    for mixin in call.mixins:
+        out += mixin_problems(table, mixin)
+        mixed = facet(table, mixin.facet)
+        if mixed is not None and mixin.alias is None:
+            provided |= {a.name for a in mixin.args}
+            provided |= {p.name for p in mixed.params if p.default is not None}
+            provided |= _implicit_args(implicits, mixed.qname)
+    for param in decl.params:
+        if param.default is None and param.name not in provided:
+            out.append((call.loc, f"missing argument '{param.name}' of '{decl.qname}' (it has no default)"))
+    return out
+
+
+def implicit_problems(table: SymbolTable, decl: ImplicitDecl) -> list[Problem]:
+    call = decl.call
+    out = duplicate_args(call.args)
+    if call.kind == "schema":
+        record = schema(table, call.facet)
+        names = {f.name for f in record.fields} if record is not None else None
+        what = "schema"
+    else:
+        target = facet(table, call.facet)
+        names = accepted_params(table, target) if target is not None else None
+        what = "facet"
+    if names is not None:
+        out += [
+            (a.loc or call.loc, f"implicit '{decl.name}' passes '{a.name}', which {what} '{call.facet}' does not declare")
+            for a in call.args
+            if a.name not in names
+        ]
+    if call.mixins:
+        out.append((call.mixins[0].loc or call.loc, f"implicit '{decl.name}' may not have mixins"))
+    return out
+
+
+def yield_problems(table: SymbolTable, item: Yield) -> list[Problem]:
+    out = duplicate_args(item.args)
+    decl = facet(table, item.target)
+    if decl is None:
+        return out
+    fields = facet_fields(table, decl)
+    if fields is None:
+        return out
+    out += [
+        (a.loc or item.loc, f"'{decl.qname}' has no return '{a.name}'")
+        for a in item.args
+        if a.name not in fields
+    ]
+    return out

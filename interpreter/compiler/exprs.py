@@ -1,0 +1,205 @@
+"""Expression checking: references, fields and operator types, collecting what is read.
+
+Types are inferred only from literals and declared parameter/return/field
+types; anything unknown (Json, foreach variables, script keys, maps) is
+never an error.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..program.model import (
+    BUILTIN_TYPES,
+    ArrayLit,
+    Attr,
+    Binary,
+    Index,
+    Lit,
+    Loc,
+    MapLit,
+    ParamRef,
+    Step,
+    StepRef,
+    Unary,
+)
+from .fields import BOOLEAN, DOUBLE, JSON, LONG, STRING, Ty, schema_fields, step_fields
+from .scope import Reads, Scope
+from .symbols import SymbolTable
+
+Report = Callable[[Loc | None, str], None]
+
+_NUMERIC = {"Long", "Int", "Double"}
+_ORDERED = {"<", "<=", ">", ">="}
+_ARITHMETIC = {"+", "-", "*", "/", "%"}
+
+
+def _is_schema(t: Ty) -> bool:
+    return t is not None and t[1] == 0 and t[0] not in BUILTIN_TYPES
+
+
+def _show(t: Ty) -> str:
+    assert t is not None
+    return "[" * t[1] + t[0] + "]" * t[1]
+
+
+def _lit_type(value) -> Ty:
+    if isinstance(value, bool):
+        return BOOLEAN
+    if isinstance(value, int):
+        return LONG
+    if isinstance(value, float):
+        return DOUBLE
+    if isinstance(value, str):
+        return STRING
+    return None
+
+
+class ExprChecker:
+    def __init__(self, table: SymbolTable, report: Report, decl_steps: set[str]):
+        self.table = table
+        self._report = report
+        self.decl_steps = decl_steps
+        self.where: Loc | None = None
+
+    def report(self, loc: Loc | None, message: str) -> None:
+        self._report(loc or self.where, message)
+
+    def check(self, expr, scope: Scope, reads: Reads, at: Loc | None = None) -> Ty:
+        """Report every problem in ``expr``, record its reads, return its static type.
+
+        ``at`` (e.g. the argument's place) locates problems in nodes without a loc.
+        """
+        outer = self.where
+        self.where = getattr(expr, "loc", None) or at or outer
+        try:
+            return self._check(expr, scope, reads)
+        finally:
+            self.where = outer
+
+    def _check(self, expr, scope: Scope, reads: Reads) -> Ty:
+        if isinstance(expr, Lit):
+            return _lit_type(expr.value)
+        if isinstance(expr, ParamRef):
+            return self._param(expr, scope, reads)
+        if isinstance(expr, StepRef):
+            step = self.step(expr.step, expr.loc, scope, reads)
+            if step is not None and step.call.kind == "schema":
+                return (step.call.facet or "", 0)
+            return None
+        if isinstance(expr, Attr):
+            return self._attr(expr, scope, reads)
+        if isinstance(expr, Index):
+            target = self.check(expr.target, scope, reads)
+            self.check(expr.index, scope, reads)
+            return (target[0], target[1] - 1) if target is not None and target[1] > 0 else None
+        if isinstance(expr, ArrayLit):
+            for item in expr.items:
+                self.check(item, scope, reads)
+            return None
+        if isinstance(expr, MapLit):
+            for entry in expr.entries:
+                self.check(entry.value, scope, reads)
+            return JSON
+        if isinstance(expr, Unary):
+            return self._unary(expr, scope, reads)
+        if isinstance(expr, Binary):
+            return self._binary(expr, scope, reads)
+        return None
+
+    def step(self, name: str, loc: Loc | None, scope: Scope, reads: Reads) -> Step | None:
+        """Resolve a step reference in ``scope``, explaining why it is not visible."""
+        if name == scope.current:
+            self.report(loc, f"step '{name}' cannot reference itself outside its own andThen and catch")
+            return None
+        seen = scope.visible.get(name)
+        if seen is not None:
+            reads.ref(name)
+            if seen.sink is not None:
+                seen.sink.add(seen.index)
+            return seen.step
+        if name in scope.later:
+            self.report(loc, f"step '{name}' is referenced before it is defined")
+        elif name in self.decl_steps:
+            self.report(loc, f"step '{name}' is defined in another block and is not visible here")
+        else:
+            self.report(loc, f"unknown step '{name}'")
+        return None
+
+    def _param(self, expr: ParamRef, scope: Scope, reads: Reads) -> Ty:
+        if scope.params is None:
+            reads.param(expr.name)
+            return None
+        if expr.name not in scope.params:
+            self.report(expr.loc, f"unknown parameter '$.{expr.name}'")
+            return None
+        reads.param(expr.name)
+        return scope.params[expr.name]
+
+    def _attr(self, expr: Attr, scope: Scope, reads: Reads) -> Ty:
+        loc = expr.loc or expr.target.loc
+        if isinstance(expr.target, StepRef):
+            step = self.step(expr.target.step, expr.target.loc or loc, scope, reads)
+            if step is None:
+                return None
+            fields = step_fields(self.table, step)
+            if fields is None:
+                return None
+            if expr.name not in fields:
+                self.report(loc, f"step '{step.name}' has no return '{expr.name}' (facet '{step.call.facet}')")
+                return None
+            return fields[expr.name]
+        target = self.check(expr.target, scope, reads)
+        record = schema_fields(self.table, target)
+        if record is None:
+            return None
+        qname, fields = record
+        if expr.name not in fields:
+            self.report(loc, f"unknown field '{expr.name}' of schema '{qname}'")
+            return None
+        return fields[expr.name]
+
+    def _unary(self, expr: Unary, scope: Scope, reads: Reads) -> Ty:
+        operand = self.check(expr.operand, scope, reads)
+        if expr.op == "!":
+            if operand is not None and operand not in (BOOLEAN, JSON):
+                self.report(expr.loc, f"operator '!' needs a Boolean operand, got {_show(operand)}")
+            return BOOLEAN
+        if _is_schema(operand):
+            self.report(expr.loc, f"arithmetic '-' on schema value of type '{_show(operand)}'")
+            return None
+        return operand if operand is not None and operand[1] == 0 and operand[0] in _NUMERIC else None
+
+    def _binary(self, expr: Binary, scope: Scope, reads: Reads) -> Ty:
+        left = self.check(expr.left, scope, reads)
+        right = self.check(expr.right, scope, reads)
+        op = expr.op
+        if op in ("&&", "||"):
+            for side in (left, right):
+                if side is not None and side not in (BOOLEAN, JSON):
+                    self.report(expr.loc, f"operator '{op}' needs Boolean operands, got {_show(side)}")
+            return BOOLEAN
+        if op in _ORDERED:
+            if BOOLEAN in (left, right):
+                self.report(expr.loc, f"ordered comparison '{op}' of Boolean values")
+            return BOOLEAN
+        if op in ("==", "!="):
+            return BOOLEAN
+        if op == "++":
+            return STRING
+        if op in _ARITHMETIC:
+            for side in (left, right):
+                if _is_schema(side):
+                    self.report(expr.loc, f"arithmetic '{op}' on schema value of type '{_show(side)}'")
+            return _arith_type(op, left, right)
+        return None
+
+
+def _arith_type(op: str, left: Ty, right: Ty) -> Ty:
+    if left is None or right is None or left[1] or right[1]:
+        return None
+    if left[0] not in _NUMERIC or right[0] not in _NUMERIC:
+        return None
+    if op == "/" or DOUBLE in (left, right):
+        return DOUBLE
+    return LONG

@@ -1,0 +1,151 @@
+"""Name resolution: fill the model's resolved names so the workflow never looks anything up.
+
+Sets ``Call.facet/kind/queue``, ``MixinCall.facet``, ``Yield.target``,
+``FacetDecl.queue`` and schema ``TypeRef.name`` (qualified), reporting names
+that are unknown, ambiguous or of the wrong kind. Works in place on the
+symbol table's copies.
+"""
+
+from __future__ import annotations
+
+from ..program.model import (
+    BUILTIN_TYPES,
+    Block,
+    Call,
+    FacetDecl,
+    ImplicitDecl,
+    MixinCall,
+    Param,
+    SchemaDecl,
+    Step,
+    TypeRef,
+    Yield,
+)
+from .diagnostics import Diagnostic
+from .symbols import Context, Lookup, SymbolTable
+
+
+def queue_of(namespace: str) -> str:
+    """Task queue of a namespace: its first segment, ``default`` at top level."""
+    return namespace.split(".", 1)[0] if namespace else "default"
+
+
+def _describe(lookup: Lookup) -> str:
+    return " and ".join(f"'{c}'" for c in lookup.candidates)
+
+
+class Resolver:
+    def __init__(self, table: SymbolTable):
+        self.table = table
+        self.diagnostics: list[Diagnostic] = []
+
+    def run(self) -> list[Diagnostic]:
+        for use, ctx in self.table.uses:
+            if not self.table.namespace_exists(use.name):
+                self._error(use.loc, f"uses unknown namespace '{use.name}'", ctx)
+        for entry in self.table.entries:
+            decl, ctx = entry.decl, entry.ctx
+            if isinstance(decl, FacetDecl):
+                self._facet(decl, ctx)
+            elif isinstance(decl, SchemaDecl):
+                self._params(decl.fields, ctx)
+            elif isinstance(decl, ImplicitDecl):
+                self._call(decl.call, ctx)
+        return self.diagnostics
+
+    def _error(self, loc, message: str, ctx: Context) -> None:
+        self.diagnostics.append(Diagnostic.at(loc, message, ctx.file))
+
+    def _facet(self, decl: FacetDecl, ctx: Context) -> None:
+        decl.queue = queue_of(decl.namespace)
+        self._params(decl.params, ctx)
+        self._params(decl.returns, ctx)
+        for mixin in decl.mixins:
+            self._mixin(mixin, ctx)
+        self._blocks(decl.blocks, ctx)
+        if decl.catch is not None:
+            self._block(decl.catch.block, ctx)
+
+    def _params(self, params: list[Param], ctx: Context) -> None:
+        for param in params:
+            self._type(param.type, ctx)
+
+    def _type(self, ref: TypeRef, ctx: Context) -> None:
+        if ref.name in BUILTIN_TYPES:
+            return
+        found = self.table.lookup(ref.name, ctx)
+        if found.ambiguous:
+            self._error(ref.loc, f"ambiguous type '{ref.name}': visible as {_describe(found)}", ctx)
+        elif found.qname is None or not isinstance(self.table.by_qname[found.qname].decl, SchemaDecl):
+            self._error(ref.loc, f"unknown type '{ref.name}'", ctx)
+        else:
+            ref.name = found.qname
+
+    def _facet_target(self, name: str, loc, ctx: Context, what: str) -> str | None:
+        """Look up a callable name; report and return None unless it names a facet or schema."""
+        found = self.table.lookup(name, ctx)
+        if found.ambiguous:
+            self._error(loc, f"ambiguous {what} '{name}': visible as {_describe(found)}", ctx)
+            return None
+        if found.qname is None:
+            self._error(loc, f"unknown {what} '{name}'", ctx)
+            return None
+        if isinstance(self.table.by_qname[found.qname].decl, ImplicitDecl):
+            self._error(loc, f"'{name}' is an implicit, not a facet", ctx)
+            return None
+        return found.qname
+
+    def _call(self, call: Call, ctx: Context) -> None:
+        qname = self._facet_target(call.name, call.loc, ctx, "facet")
+        if qname is not None:
+            target = self.table.by_qname[qname].decl
+            call.facet = qname
+            if isinstance(target, SchemaDecl):
+                call.kind = "schema"
+            else:
+                call.kind = target.kind
+                if target.kind == "event":
+                    call.queue = queue_of(target.namespace)
+        for mixin in call.mixins:
+            self._mixin(mixin, ctx)
+
+    def _mixin(self, mixin: MixinCall, ctx: Context) -> None:
+        qname = self._facet_target(mixin.name, mixin.loc, ctx, "mixin facet")
+        if qname is None:
+            return
+        if isinstance(self.table.by_qname[qname].decl, SchemaDecl):
+            self._error(mixin.loc, f"mixin '{mixin.name}' is a schema, not a facet", ctx)
+            return
+        mixin.facet = qname
+
+    def _blocks(self, blocks: list[Block], ctx: Context) -> None:
+        for block in blocks:
+            self._block(block, ctx)
+
+    def _block(self, block: Block, ctx: Context) -> None:
+        for step in block.steps:
+            self._step(step, ctx)
+        for item in block.yields:
+            self._yield(item, ctx)
+        for case in block.cases:
+            self._block(case.body, ctx)
+
+    def _step(self, step: Step, ctx: Context) -> None:
+        self._call(step.call, ctx)
+        self._blocks(step.blocks, ctx)
+        if step.catch is not None:
+            self._block(step.catch.block, ctx)
+
+    def _yield(self, item: Yield, ctx: Context) -> None:
+        found = self.table.lookup(item.name, ctx)
+        if found.ambiguous:
+            self._error(item.loc, f"ambiguous yield target '{item.name}': visible as {_describe(found)}", ctx)
+        elif found.qname is None or not isinstance(self.table.by_qname[found.qname].decl, FacetDecl):
+            self._error(item.loc, f"unknown yield target '{item.name}'", ctx)
+        else:
+            item.target = found.qname
+
+
+def resolve(table: SymbolTable) -> list[Diagnostic]:
+    """Resolve every name in the table's declarations in place; return the problems found."""
+    return Resolver(table).run()

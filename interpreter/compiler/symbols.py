@@ -1,0 +1,110 @@
+"""The program-wide symbol table: every declaration of every file under its qualified name.
+
+Namespaces may repeat across files, so declarations are merged here before any
+name is resolved; lookups follow the contract's visibility rules (qualified
+name, then the declaration's own namespace, then its ``uses``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..program.model import FacetDecl, ImplicitDecl, NamespaceDecl, SchemaDecl, SourceFile, Use
+from .diagnostics import Diagnostic
+
+Declaration = FacetDecl | SchemaDecl | ImplicitDecl
+
+
+@dataclass(frozen=True)
+class Context:
+    """Where a declaration was written: its namespace and the ``uses`` of its namespace block."""
+
+    namespace: str
+    uses: tuple[str, ...] = ()
+    file: str = ""
+
+
+@dataclass
+class Entry:
+    decl: Declaration
+    ctx: Context
+
+
+@dataclass(frozen=True)
+class Lookup:
+    """Outcome of a name lookup: ``qname`` when found, ``candidates`` when ambiguous."""
+
+    qname: str | None
+    candidates: tuple[str, ...] = ()
+
+    @property
+    def ambiguous(self) -> bool:
+        return len(self.candidates) > 1
+
+
+@dataclass
+class SymbolTable:
+    entries: list[Entry] = field(default_factory=list)
+    by_qname: dict[str, Entry] = field(default_factory=dict)
+    namespaces: set[str] = field(default_factory=set)
+    uses: list[tuple[Use, Context]] = field(default_factory=list)
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @classmethod
+    def build(cls, files: list[SourceFile]) -> SymbolTable:
+        """Merge the files' declarations (deep copies, with qname/namespace set)."""
+        table = cls()
+        for source in files:
+            table._add_decls(source.decls, Context("", (), source.path))
+        return table
+
+    def _add_decls(self, decls: list, ctx: Context) -> None:
+        for decl in decls:
+            if isinstance(decl, NamespaceDecl):
+                name = f"{ctx.namespace}.{decl.name}" if ctx.namespace else decl.name
+                inner = Context(name, tuple(u.name for u in decl.uses), ctx.file)
+                self.namespaces.add(name)
+                self.uses.extend((use, inner) for use in decl.uses)
+                self._add_decls(decl.decls, inner)
+            else:
+                self._add(decl, ctx)
+
+    def _add(self, decl: Declaration, ctx: Context) -> None:
+        qname = f"{ctx.namespace}.{decl.name}" if ctx.namespace else decl.name
+        first = self.by_qname.get(qname)
+        if first is not None:
+            where = first.decl.loc or ""
+            self.diagnostics.append(
+                Diagnostic.at(decl.loc, f"duplicate declaration '{qname}' (first declared at {where})", ctx.file)
+            )
+            return
+        copy = decl.model_copy(deep=True)
+        copy.qname = qname
+        copy.namespace = ctx.namespace
+        entry = Entry(copy, ctx)
+        self.entries.append(entry)
+        self.by_qname[qname] = entry
+
+    def namespace_exists(self, name: str) -> bool:
+        prefix = name + "."
+        return name in self.namespaces or any(ns.startswith(prefix) for ns in self.namespaces)
+
+    def lookup(self, name: str, ctx: Context) -> Lookup:
+        """Resolve a name as written in ``ctx``; a short name seen through two routes is ambiguous."""
+        if "." in name:
+            if name in self.by_qname:
+                return Lookup(name)
+            relative = f"{ctx.namespace}.{name}" if ctx.namespace else ""
+            return Lookup(relative) if relative in self.by_qname else Lookup(None)
+        if ctx.namespace and f"{ctx.namespace}.{name}" in self.by_qname:
+            return Lookup(f"{ctx.namespace}.{name}")
+        candidates: list[str] = []
+        for use in ctx.uses:
+            qname = f"{use}.{name}"
+            if qname in self.by_qname and qname not in candidates:
+                candidates.append(qname)
+        if name in self.by_qname and name not in candidates:
+            candidates.append(name)
+        if len(candidates) == 1:
+            return Lookup(candidates[0])
+        return Lookup(None, tuple(candidates))

@@ -1,0 +1,153 @@
+"""Validation and compilation of declaration bodies: scopes, steps, yields, when/foreach/catch.
+
+Walking a body once both reports scope errors and fills the compiled fields
+(``Step.id/refs/params``, ``Yield.refs/params``, ``Case.refs/params``,
+``Block.items_refs/items_params/sees``), since both need the same scopes.
+"""
+
+from __future__ import annotations
+
+from ..program.model import Block, FacetDecl, ImplicitDecl, Loc, Step
+from .calls import call_problems, yield_problems
+from .diagnostics import Diagnostic
+from .exprs import ExprChecker
+from .scope import Reads, Scope, Visible
+from .symbols import SymbolTable
+
+
+def step_names(blocks: list[Block]) -> set[str]:
+    """Every step name anywhere in ``blocks`` (tails, cases and catches included)."""
+    names: set[str] = set()
+    for block in blocks:
+        for step in block.steps:
+            names.add(step.name)
+            names |= step_names(step.blocks)
+            if step.catch is not None:
+                names |= step_names([step.catch.block])
+        names |= step_names([case.body for case in block.cases])
+    return names
+
+
+class BodyChecker:
+    def __init__(self, table: SymbolTable, implicits: dict[str, list[ImplicitDecl]], file: str,
+                 decl_steps: set[str], out: list[Diagnostic]):
+        self.table = table
+        self.implicits = implicits
+        self.file = file
+        self.out = out
+        self.exprs = ExprChecker(table, self.report, decl_steps)
+
+    def report(self, loc: Loc | None, message: str) -> None:
+        self.out.append(Diagnostic.at(loc, message, self.file))
+
+    # ---------------------------------------------------------------- blocks
+
+    def blocks(self, blocks: list[Block], scope: Scope, prefix: str) -> None:
+        """Sibling ``andThen`` blocks: separate scopes, but a ``when`` sees earlier steps blocks."""
+        regular: list[tuple[int, list[Step]]] = []
+        for index, block in enumerate(blocks):
+            sink: set[int] = set()
+            inner = scope
+            if block.kind == "when" and regular:
+                visible = dict(scope.visible)
+                for earlier, steps in regular:
+                    for step in steps:
+                        visible.setdefault(step.name, Visible(step, sink, earlier))
+                inner = scope.evolve(visible=visible)
+            self.block(block, inner, f"{prefix}/b{index}")
+            block.sees = sorted(sink)
+            if block.kind == "steps":
+                regular.append((index, block.steps))
+
+    def block(self, block: Block, scope: Scope, bid: str, fallback: Loc | None = None) -> None:
+        if block.kind == "steps":
+            self.steps(block, scope, bid)
+        elif block.kind == "foreach":
+            reads = Reads()
+            if block.items is not None:
+                self.exprs.check(block.items, scope, reads, block.loc)
+            block.items_refs, block.items_params = reads.refs, reads.params
+            self.steps(block, scope.with_param(block.var or ""), bid)
+        elif block.kind == "when":
+            self.cases(block, scope, bid, fallback)
+        elif block.kind == "script":
+            if block.script is None or not block.script.code.strip():
+                self.report((block.script.loc if block.script else None) or block.loc or fallback, "empty script")
+
+    def cases(self, block: Block, scope: Scope, bid: str, fallback: Loc | None) -> None:
+        defaults = [i for i, case in enumerate(block.cases) if case.condition is None]
+        if not defaults:
+            first = block.cases[0].loc if block.cases else None
+            self.report(block.loc or fallback or first, "when block needs exactly one 'case _', as its last case")
+        elif len(defaults) > 1:
+            self.report(block.cases[defaults[1]].loc or block.loc, "when block has more than one 'case _'")
+        elif defaults[0] != len(block.cases) - 1:
+            self.report(block.cases[defaults[0]].loc or block.loc, "'case _' must be the last case of a when block")
+        for index, case in enumerate(block.cases):
+            reads = Reads()
+            if case.condition is not None:
+                self.exprs.check(case.condition, scope, reads, case.loc)
+            case.refs, case.params = reads.refs, reads.params
+            self.block(case.body, scope, f"{bid}/c{index}")
+
+    # ---------------------------------------------------------------- steps and yields
+
+    def steps(self, block: Block, scope: Scope, bid: str) -> None:
+        steps = block.steps
+        seen: set[str] = set()
+        for step in steps:
+            outer = scope.visible.get(step.name)
+            if step.name in seen:
+                self.report(step.loc, f"duplicate step '{step.name}' in one block")
+            elif outer is not None and outer.sink is None:
+                self.report(step.loc, f"step '{step.name}' shadows a step of an enclosing block")
+            seen.add(step.name)
+        names = [s.name for s in steps]
+        for i, step in enumerate(steps):
+            step.id = f"{bid}/s{i}"
+            before = scope.with_steps(steps[:i])
+            later = scope.later | (set(names[i + 1:]) - set(names[:i]))
+            self.step(step, before.evolve(later=later, current=step.name))
+            tail = before.with_steps([step]).evolve(later=later, current=None, step_facet=step.call.facet)
+            self.blocks(step.blocks, tail, step.id)
+            if step.catch is not None:
+                self.block(step.catch.block, tail, f"{step.id}/catch", step.catch.loc)
+        after = scope.with_steps(steps).evolve(current=None)
+        targets: set[str] = set()
+        for item in block.yields:
+            reads = Reads()
+            for arg in item.args:
+                self.exprs.check(arg.value, after, reads, arg.loc or item.loc)
+            item.refs, item.params = reads.refs, reads.params
+            if item.target is None:
+                continue
+            allowed = [*after.yield_targets, *([after.step_facet] if after.step_facet else [])]
+            if item.target not in allowed:
+                self.report(item.loc, f"cannot yield to '{item.name}' here: allowed targets are "
+                            + ", ".join(f"'{t}'" for t in allowed))
+            if item.target in targets:
+                self.report(item.loc, f"two yields to '{item.name}' in one block")
+            targets.add(item.target)
+            for loc, message in yield_problems(self.table, item):
+                self.report(loc, message)
+
+    def step(self, step: Step, scope: Scope) -> None:
+        reads = Reads()
+        for arg in step.call.args:
+            self.exprs.check(arg.value, scope, reads, arg.loc or step.call.loc)
+        for mixin in step.call.mixins:
+            for arg in mixin.args:
+                self.exprs.check(arg.value, scope, reads, arg.loc or mixin.loc)
+        step.refs, step.params = reads.refs, reads.params
+        for loc, message in call_problems(self.table, step.call, self.implicits):
+            self.report(loc or step.loc, message)
+
+
+def check_body(table: SymbolTable, implicits: dict[str, list[ImplicitDecl]], decl: FacetDecl,
+               scope: Scope, file: str, out: list[Diagnostic]) -> None:
+    """Check and compile the ``andThen`` blocks and catch of one declaration."""
+    names = step_names(decl.blocks) | (step_names([decl.catch.block]) if decl.catch else set())
+    checker = BodyChecker(table, implicits, file, names, out)
+    checker.blocks(decl.blocks, scope, decl.qname)
+    if decl.catch is not None:
+        checker.block(decl.catch.block, scope, f"{decl.qname}/catch", decl.catch.loc)
