@@ -1,0 +1,201 @@
+"""Pre-lexing pass: the parts of FFL that Lark's regex lexer cannot handle.
+
+One linear scan over the source, before Lark sees it:
+
+- brace script bodies (``script [python] { ... }``) hold Python, whose braces
+  may nest and hide in strings and ``#`` comments. Each body is cut out and
+  replaced by one placeholder character (the SCRIPT_BODY terminal) followed by
+  spaces, newlines kept, so every later offset, line and column is unchanged;
+- doc comments ``/** ... */`` are collected and keyed by the offset of the next
+  token, where the declaration they document starts;
+- unterminated strings, comments and script bodies, and absurd nesting (which
+  would overflow later recursive passes), are reported with their offset.
+"""
+
+from __future__ import annotations
+
+import re
+import textwrap
+from dataclasses import dataclass, field
+
+PLACEHOLDER = "\x00"
+MAX_NESTING = 32
+"""Deepest bracket nesting accepted; keeps the compiled program within pydantic's depth limit."""
+
+
+class PrescanError(Exception):
+    """A lexical problem found before parsing, at a character offset."""
+
+    def __init__(self, offset: int, message: str):
+        super().__init__(message)
+        self.offset = offset
+        self.message = message
+
+
+@dataclass
+class Prescan:
+    text: str
+    scripts: dict[int, str] = field(default_factory=dict)
+    """Placeholder offset -> script code (dedented)."""
+    docs: dict[int, str] = field(default_factory=dict)
+    """Offset of the token following a doc comment -> the comment's text."""
+
+
+_TOKEN = re.compile(
+    r"""
+      (?P<sep>[ \t\r\n\f;]+)
+    | (?P<doc>/\*\*(?!/))
+    | (?P<block>/\*)
+    | (?P<line>//[^\n]*)
+    | (?P<string>"(?:[^"\\\n]|\\[^\n])*")
+    | (?P<quote>")
+    | (?P<word>[A-Za-z0-9_]+)
+    | (?P<open>[(\[{])
+    | (?P<close>[)\]}])
+    | (?P<other>.)
+    """,
+    re.X | re.S,
+)
+
+_PY_TOKEN = re.compile(
+    r"""
+      (?P<skip>[^#'"{}]+)
+    | (?P<comment>\#[^\n]*)
+    | (?P<triple>'''|\"\"\")
+    | (?P<quote>['"])
+    | (?P<open>\{)
+    | (?P<close>\})
+    """,
+    re.X,
+)
+_PY_SHORT_STRING = {
+    "'": re.compile(r"(?:[^'\\\n]|\\.)*(?:'|\n|$)", re.S),
+    '"': re.compile(r'(?:[^"\\\n]|\\.)*(?:"|\n|$)', re.S),
+}
+_DOC_LINE_PREFIX = re.compile(r"^\s*\*+ ?")
+
+
+def prescan(text: str) -> Prescan:
+    """Scan ``text`` once; return the text Lark should parse plus scripts and docs."""
+    result = Prescan(text="")
+    pieces: list[str] = []
+    copied = 0
+    depth = 0
+    pending_doc: str | None = None
+    pos, end = 0, len(text)
+    while pos < end:
+        m = _TOKEN.match(text, pos)
+        assert m is not None  # the last alternative matches any character
+        kind, start = m.lastgroup, pos
+        pos = m.end()
+        if kind == "sep" or kind == "line":
+            continue
+        if kind in ("doc", "block"):
+            close = text.find("*/", start + 2)
+            if close < 0:
+                raise PrescanError(start, "unterminated comment: '/*' has no closing '*/'")
+            if kind == "doc":
+                pending_doc = _clean_doc(text[start + 3 : close])
+            pos = close + 2
+            continue
+        if pending_doc is not None:
+            result.docs[start] = pending_doc
+            pending_doc = None
+        if kind == "quote":
+            raise PrescanError(start, "unterminated string: missing closing '\"' on this line")
+        if kind == "open":
+            depth += 1
+            if depth > MAX_NESTING:
+                raise PrescanError(start, f"nesting too deep (more than {MAX_NESTING} levels of brackets)")
+        elif kind == "close":
+            depth = max(0, depth - 1)
+        elif kind == "word" and m.group() == "script" and (start == 0 or text[start - 1] != "."):
+            brace = _script_brace(text, pos)
+            if brace >= 0:
+                closing = _match_python_braces(text, brace)
+                result.scripts[brace] = _dedent_body(text[brace + 1 : closing])
+                pieces.append(text[copied:brace])
+                pieces.append(PLACEHOLDER)
+                pieces.append(re.sub(r"[^\n]", " ", text[brace + 1 : closing + 1]))
+                copied = pos = closing + 1
+    pieces.append(text[copied:])
+    result.text = "".join(pieces)
+    return result
+
+
+def _skip_trivia(text: str, pos: int) -> int:
+    """Offset of the next token at or after ``pos`` (spaces and comments skipped)."""
+    while True:
+        m = _TOKEN.match(text, pos)
+        if m is None:
+            return pos
+        if m.lastgroup in ("sep", "line"):
+            pos = m.end()
+        elif m.lastgroup in ("doc", "block"):
+            close = text.find("*/", pos + 2)
+            if close < 0:
+                return pos  # the main loop reports it
+            pos = close + 2
+        else:
+            return pos
+
+
+def _script_brace(text: str, pos: int) -> int:
+    """Offset of the ``{`` opening a script body after ``script`` ending at ``pos``, else -1."""
+    pos = _skip_trivia(text, pos)
+    m = _TOKEN.match(text, pos)
+    if m is not None and m.lastgroup == "word" and m.group() == "python":
+        pos = _skip_trivia(text, m.end())
+    return pos if text.startswith("{", pos) else -1
+
+
+def _match_python_braces(text: str, brace: int) -> int:
+    """Offset of the ``}`` closing the Python body opened at ``brace``."""
+    depth = 1
+    pos = brace + 1
+    while True:
+        m = _PY_TOKEN.match(text, pos)
+        if m is None:
+            raise PrescanError(brace, "unterminated script body: no '}' closes this '{'")
+        kind = m.lastgroup
+        pos = m.end()
+        if kind == "open":
+            depth += 1
+        elif kind == "close":
+            depth -= 1
+            if depth == 0:
+                return m.start()
+        elif kind == "triple":
+            pos = _triple_end(text, pos, m.group())
+            if pos < 0:
+                raise PrescanError(brace, "unterminated script body: a triple-quoted string never ends")
+        elif kind == "quote":
+            pos = _PY_SHORT_STRING[m.group()].match(text, pos).end()
+
+
+def _triple_end(text: str, pos: int, delimiter: str) -> int:
+    """Offset just after the unescaped ``delimiter`` closing a triple-quoted string, or -1."""
+    while True:
+        found = text.find(delimiter, pos)
+        if found < 0:
+            return -1
+        backslashes = 0
+        while text[found - 1 - backslashes] == "\\":
+            backslashes += 1
+        if backslashes % 2 == 0:
+            return found + 3
+        pos = found + 1
+
+
+def _dedent_body(body: str) -> str:
+    """Script code without the common indentation and surrounding blank lines."""
+    first, _, rest = body.partition("\n")
+    rest = textwrap.dedent(rest)
+    code = first.strip() + "\n" + rest if first.strip() else rest
+    return code.strip("\n").rstrip()
+
+
+def _clean_doc(body: str) -> str:
+    """Doc comment text without leading ``*`` decoration."""
+    lines = [_DOC_LINE_PREFIX.sub("", line).rstrip() for line in body.split("\n")]
+    return "\n".join(lines).strip()
