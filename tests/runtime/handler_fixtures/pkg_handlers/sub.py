@@ -1,0 +1,6 @@
+from interpreter.activities.handlers import handler
+
+
+@handler("pkg.Echo")
+def echo(payload):
+    return dict(payload)
