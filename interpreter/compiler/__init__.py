@@ -6,16 +6,7 @@ Public facade: ``check_sources``/``check_files`` return every diagnostic;
 
 from .compile import check_files, check_sources, compile_files, compile_sources
 from .diagnostics import CompileError, Diagnostic, FFLSyntaxError
-
-
-def __getattr__(name: str):
-    # parse_source is re-exported lazily so the facade imports even while the parser is rebuilt.
-    if name == "parse_source":
-        from .parser import parse_source
-
-        return parse_source
-    raise AttributeError(name)
-
+from .parser import parse_source
 
 __all__ = [
     "CompileError",
