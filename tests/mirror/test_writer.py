@@ -1,0 +1,156 @@
+"""MirrorWriter against a real secantusdb: idempotent, monotonic, spooled through outages."""
+
+from __future__ import annotations
+
+import time
+from datetime import UTC, datetime, timedelta
+
+import pymongo
+
+from interpreter.activities.mirror import ids
+from interpreter.local import free_port, restart, start_mongo
+
+T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
+
+
+def at(seconds: float) -> str:
+    return (T0 + timedelta(seconds=seconds)).isoformat()
+
+
+def run_records(wf: str = "wf-1", run: str = "run-1", n_steps: int = 3) -> list[dict]:
+    records = [{"kind": "runner", "workflow_id": wf, "run_id": run, "workflow": "calc.Main", "state": "running",
+                "params": {"n": n_steps}, "program_hash": "h1", "time": at(0)}]  # fmt: skip
+    for i in range(n_steps):
+        base = {"kind": "step", "workflow_id": wf, "run_id": run, "path": f"b0/s{i}", "statement_id": f"calc/s{i}",
+                "facet": "calc.Inc", "object_type": "VariableAssignment", "parent_path": None,
+                "block_path": "b0", "root_path": "b0"}  # fmt: skip
+        records.append({**base, "state": "running", "params": {"i": i}, "time": at(i + 1)})
+        records.append({**base, "state": "completed", "returns": {"o": i + 1}, "time": at(i + 1.5)})
+    records.append({"kind": "log", "workflow_id": wf, "run_id": run, "path": "b0/s0", "message": "hello",
+                    "time": at(1.2)})  # fmt: skip
+    records.append({"kind": "runner", "workflow_id": wf, "run_id": run, "workflow": "calc.Main",
+                    "state": "completed", "returns": {"total": 6}, "program_hash": "h1", "time": at(10)})  # fmt: skip
+    return records
+
+
+def counts(db) -> dict[str, int]:
+    return {name: db[name].count_documents({}) for name in ("runners", "steps", "logs", "tasks")}
+
+
+def test_records_become_documents_once_even_when_written_twice(mongo_uri, mongo_db, make_writer) -> None:
+    writer = make_writer(mongo_uri, mongo_db.name)
+    writer.write(run_records())
+    assert writer.flush(20)
+    first = counts(mongo_db)
+    assert first == {"runners": 1, "steps": 3, "logs": 1, "tasks": 0}
+    writer.write(run_records())
+    writer.write(run_records())
+    assert writer.flush(20)
+    assert counts(mongo_db) == first
+    runner = mongo_db.runners.find_one({"uuid": ids.runner_uuid("wf-1", "run-1")})
+    assert runner["state"] == "completed"
+    assert runner["returns"] == {"total": 6}
+    assert runner["parameters"] == [{"name": "n", "value": 3}]
+    assert runner["start_time"] == ids.to_ms(at(0)) and runner["end_time"] == ids.to_ms(at(10))
+    assert runner["duration"] == 10_000
+    step = mongo_db.steps.find_one({"path": "b0/s2"})
+    assert step["state"] == "completed" and step["facets"]["returns"] == {"o": 3}
+    assert step["facets"]["params"] == {"i": 2}
+    assert step["timestamp"]["started"] == ids.to_ms(at(3))
+
+
+def test_a_late_running_record_never_reopens_a_finished_document(mongo_uri, mongo_db, make_writer) -> None:
+    writer = make_writer(mongo_uri, mongo_db.name)
+    records = run_records(n_steps=1)
+    writer.write(list(reversed(records)))
+    assert writer.flush(20)
+    assert mongo_db.runners.find_one()["state"] == "completed"
+    step = mongo_db.steps.find_one()
+    assert step["state"] == "completed"
+    assert step["facets"] == {"name": "calc.Inc", "params": {"i": 0}, "returns": {"o": 1}}
+    runner = mongo_db.runners.find_one()
+    assert runner["start_time"] == ids.to_ms(at(0))
+    assert runner["parameters"] == [{"name": "n", "value": 1}]
+
+
+def test_task_retries_leave_one_task_with_final_state_and_retry_count(mongo_uri, mongo_db, make_writer) -> None:
+    writer = make_writer(mongo_uri, mongo_db.name)
+    base = {"kind": "task", "workflow_id": "wf", "run_id": "r", "activity_id": "b0/s1", "facet": "ns.Flaky",
+            "queue": "ns", "payload": {"x": 1}}  # fmt: skip
+    attempts = [
+        {**base, "attempt": 1, "state": "running", "time": at(1)},
+        {**base, "attempt": 1, "state": "failed", "error": "flaky", "error_type": "IOError", "time": at(2)},
+        {**base, "attempt": 2, "state": "running", "time": at(3)},
+        {**base, "attempt": 2, "state": "failed", "error": "flaky", "time": at(4)},
+        {**base, "attempt": 3, "state": "running", "time": at(5)},
+        {**base, "attempt": 3, "state": "completed", "returns": {"y": 2}, "time": at(6)},
+    ]
+    for record in attempts:
+        writer.write([record])
+    writer.write([attempts[1], attempts[2]])  # a late duplicate of an earlier attempt
+    assert writer.flush(20)
+    (task,) = list(mongo_db.tasks.find())
+    assert task["state"] == "completed" and task["retry_count"] == 2 and task["attempt"] == 3
+    assert task["error"] is None and task["data"] == {"payload": {"x": 1}, "returns": {"y": 2}}
+    assert task["created"] == ids.to_ms(at(1)) and task["updated"] == ids.to_ms(at(6))
+    assert mongo_db.tasks.count_documents({"state": "running"}) == 0
+
+
+def test_spool_is_emptied_once_everything_is_written(mongo_uri, mongo_db, make_writer, tmp_path) -> None:
+    writer = make_writer(mongo_uri, mongo_db.name, spool_dir=tmp_path / "s")
+    writer.write(run_records())
+    assert writer.flush(20)
+    (spool,) = list((tmp_path / "s").glob("*.jsonl"))
+    assert spool.stat().st_size == 0
+    writer.close()
+    assert not list((tmp_path / "s").glob("*.jsonl"))
+
+
+def test_records_spooled_by_a_dead_writer_are_delivered_by_the_next(mongo_uri, mongo_db, make_writer, tmp_path):
+    spool_dir = tmp_path / "s"
+    unreachable = f"mongodb://127.0.0.1:{free_port()}"
+    stuck = make_writer(unreachable, mongo_db.name, spool_dir=spool_dir, server_selection_timeout_ms=200)
+    stuck.write(run_records(wf="orphan"))
+    assert not stuck.close(timeout=0.5)
+    assert list(spool_dir.glob("*.jsonl")) and counts(mongo_db)["steps"] == 0
+    heir = make_writer(mongo_uri, mongo_db.name, spool_dir=spool_dir)
+    assert heir.flush(20)
+    assert mongo_db.steps.count_documents({"workflow_id": "orphan"}) == 3
+    assert mongo_db.runners.find_one({"workflow_id": "orphan"})["state"] == "completed"
+
+
+def test_overflowing_memory_still_delivers_everything(mongo_uri, mongo_db, make_writer) -> None:
+    writer = make_writer(mongo_uri, mongo_db.name, max_memory_records=5, batch_size=4)
+    for i in range(6):
+        writer.write(run_records(wf=f"wf-{i}", n_steps=2))
+    assert writer.flush(30)
+    assert counts(mongo_db) == {"runners": 6, "steps": 12, "logs": 6, "tasks": 0}
+
+
+def test_outage_delays_the_mirror_but_never_blocks_or_loses(tmp_path, make_writer) -> None:
+    service = start_mongo(log_dir=str(tmp_path))
+    try:
+        uri = service.extra["uri"]
+        writer = make_writer(uri, "outage", server_selection_timeout_ms=300, max_backoff=0.5)
+        writer.write(run_records(wf="before"))
+        assert writer.flush(20)
+        service.stop()
+        slowest = 0.0
+        for i in range(20):
+            started = time.perf_counter()
+            writer.write(run_records(wf=f"during-{i}", n_steps=2))
+            slowest = max(slowest, time.perf_counter() - started)
+        assert slowest < 0.05
+        assert not writer.flush(1.0)
+        assert writer.last_error
+        service = restart(service)
+        assert writer.flush(60)
+        db = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)["outage"]
+        assert db.runners.count_documents({}) == 21
+        assert db.steps.count_documents({}) == 3 + 20 * 2
+        for i in range(20):
+            assert db.runners.count_documents({"workflow_id": f"during-{i}", "state": "completed"}) == 1
+            assert db.steps.count_documents({"workflow_id": f"during-{i}"}) == 2
+        assert db.logs.count_documents({}) == 21
+    finally:
+        service.stop()
