@@ -1,0 +1,40 @@
+"""The interpreter's own activities: load a pinned program, run scripts, write the mirror."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Any
+
+from temporalio import activity
+from temporalio.exceptions import ApplicationError
+
+from ..program.config import RuntimeConfig
+from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY
+from .program_store import ProgramStore
+from .scripts import run_script_activity
+
+
+def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig,
+                                 mirror: object | None = None) -> list[Callable]:
+    """LoadProgram and RunScript, plus Mirror when a sink (``write(records)``) is given."""
+    config_data = config.model_dump(mode="json")
+
+    @activity.defn(name=LOAD_PROGRAM_ACTIVITY)
+    async def load_program(request: dict[str, Any]) -> dict[str, Any]:
+        """``{"workflow", "hash"?}`` → ``{"program": json, "hash", "config"}``, pinned in history."""
+        try:
+            text, digest = await asyncio.to_thread(store.load, request["workflow"], request.get("hash"))
+        except LookupError as err:
+            raise ApplicationError(str(err), type="ProgramNotFound", non_retryable=True) from err
+        return {"program": text, "hash": digest, "config": config_data}
+
+    activities: list[Callable] = [load_program, run_script_activity]
+    if mirror is not None:
+        @activity.defn(name=MIRROR_ACTIVITY)
+        async def mirror_records(records: list[dict[str, Any]]) -> None:
+            """Hand a batch of runner/step/log records to the sink (which spools, never raises)."""
+            await asyncio.to_thread(mirror.write, records)  # type: ignore[attr-defined]
+
+        activities.append(mirror_records)
+    return activities

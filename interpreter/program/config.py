@@ -1,0 +1,52 @@
+"""Runtime configuration pinned in history together with the program.
+
+The worker that serves LoadProgram is started with one RuntimeConfig; the
+workflow reads it from that activity's result, so replays always see the
+settings the run started with.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class RetryConfig(BaseModel):
+    """Retry policy and timeout of one kind of activity."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    maximum_attempts: int = 3
+    initial_interval_seconds: float = 1.0
+    backoff_coefficient: float = 2.0
+    maximum_interval_seconds: float = 30.0
+    start_to_close_seconds: float = 300.0
+    non_retryable_error_types: list[str] = Field(default_factory=list)
+
+
+class RuntimeConfig(BaseModel):
+    """Settings of a run that are not part of the program itself.
+
+    ``queues`` maps a facet's qualified name, or a namespace prefix of it,
+    to the task queue its handler listens on (the most specific key wins).
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    retry: RetryConfig = Field(default_factory=RetryConfig)
+    facet_retry: dict[str, RetryConfig] = Field(default_factory=dict)
+    queues: dict[str, str] = Field(default_factory=dict)
+    mirror: bool = False
+
+    def retry_for(self, facet: str) -> RetryConfig:
+        return self.facet_retry.get(facet, self.retry)
+
+    def queue_for(self, facet: str, default: str) -> str:
+        """Queue override for ``facet`` (exact name, then longest namespace prefix), else ``default``."""
+        if facet in self.queues:
+            return self.queues[facet]
+        parts = facet.split(".")
+        for end in range(len(parts) - 1, 0, -1):
+            prefix = ".".join(parts[:end])
+            if prefix in self.queues:
+                return self.queues[prefix]
+        return default

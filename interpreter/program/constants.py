@@ -1,0 +1,20 @@
+"""Names shared by every runtime layer: queues, activity types, memo keys, query names.
+
+Pure constants so the compiler, the workflow, the activities and the entry
+points agree without importing each other.
+"""
+
+from __future__ import annotations
+
+INTERPRETER_QUEUE = "ffl"
+"""Task queue of the interpreter workflow and its own activities."""
+
+LOAD_PROGRAM_ACTIVITY = "ffl.LoadProgram"
+RUN_SCRIPT_ACTIVITY = "ffl.RunScript"
+MIRROR_ACTIVITY = "ffl.Mirror"
+
+MEMO_PROGRAM_HASH = "ffl_program_hash"
+"""Memo key holding the content hash of the program a run executes."""
+
+STEPS_QUERY = "steps"
+"""Query name returning the run's steps: path, facet, state, returns, error."""

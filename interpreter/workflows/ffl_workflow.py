@@ -1,0 +1,137 @@
+"""FFLWorkflow: the one dynamic Temporal workflow that runs every FFL workflow.
+
+Its type is the FFL workflow's qualified name, its input one JSON object of
+parameters and its result one JSON object of returns. The first action pins
+the program, its hash and the runtime config in history (LoadProgram), so a
+replay never sees a program published later. The interpreter's own
+activities (LoadProgram, RunScript, Mirror) go to the task queue the run
+itself is on — INTERPRETER_QUEUE ("ffl") in production — so a test or a
+second deployment on another queue stays self-contained.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RawValue, RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError
+
+with workflow.unsafe.imports_passed_through():
+    from interpreter.program.config import RuntimeConfig
+    from interpreter.program.constants import (
+                LOAD_PROGRAM_ACTIVITY,
+        MEMO_PROGRAM_HASH,
+        MIRROR_ACTIVITY,
+        STEPS_QUERY,
+    )
+    from interpreter.program.model import Program
+    from interpreter.program.serialize import program_from_json
+
+from .runner import Interpreter, activity_failure
+from .state import Skipped, StepFailure
+from .tracker import Tracker
+
+MIRROR_BATCH = 500
+"""Most records sent in one Mirror activity; records gather while one is in flight."""
+
+
+@workflow.defn(dynamic=True, sandboxed=True)
+class FFLWorkflow:
+    def __init__(self) -> None:
+        self.tracker = Tracker()
+        self.closing = False
+
+    @workflow.run
+    async def run(self, args: Sequence[RawValue]) -> dict[str, Any]:
+        info = workflow.info()
+        name = info.workflow_type
+        self.tracker.bind(info.workflow_id, info.run_id)
+        inputs = self.inputs(args)
+        program, program_hash, config = await self.load(name)
+        decl = program.facets.get(name)
+        if decl is None or decl.kind != "workflow":
+            raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
+                                   non_retryable=True)
+        self.tracker.mirror = config.mirror
+        flusher = workflow.create_task(self.flush_mirror()) if config.mirror else None
+        interpreter = Interpreter(program, config, self.tracker)
+        params: dict[str, Any] | None = None
+        try:
+            params = interpreter.workflow_params(decl, inputs)
+            self.tracker.runner(name, "running", params=params, program_hash=program_hash)
+            returns = await interpreter.run_workflow(decl, params)
+        except StepFailure as failure:
+            await self.finish(flusher, name, "failed", params, None, str(failure), program_hash)
+            raise ApplicationError(str(failure), type=failure.error_type, non_retryable=True) from None
+        except Skipped as skipped:
+            await self.finish(flusher, name, "failed", params, None, str(skipped), program_hash)
+            raise ApplicationError(f"workflow '{name}' stopped: {skipped}", type="Skipped",
+                                   non_retryable=True) from None
+        except ApplicationError as err:
+            await self.finish(flusher, name, "failed", params, None, err.message, program_hash)
+            raise
+        await self.finish(flusher, name, "completed", params, returns, None, program_hash)
+        return returns
+
+    @staticmethod
+    def inputs(args: Sequence[RawValue]) -> dict[str, Any]:
+        if not args:
+            return {}
+        value = workflow.payload_converter().from_payload(args[0].payload, None)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise ApplicationError(f"workflow input must be one JSON object of parameters, got {type(value).__name__}",
+                                   type="InvalidParameters", non_retryable=True)
+        return value
+
+    async def load(self, name: str) -> tuple[Program, str, RuntimeConfig]:
+        """Pin program, hash and config in history; record the hash in the memo."""
+        pinned = workflow.memo_value(MEMO_PROGRAM_HASH, None)
+        try:
+            loaded = await workflow.execute_activity(
+                LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": pinned}, task_queue=workflow.info().task_queue,
+                activity_id="load-program", start_to_close_timeout=timedelta(seconds=60),
+                retry_policy=RetryPolicy(maximum_attempts=5, non_retryable_error_types=["ProgramNotFound"]),
+            )
+        except ActivityError as err:
+            message, error_type = activity_failure(err)
+            raise ApplicationError(f"cannot load workflow '{name}': {message}", type=error_type,
+                                   non_retryable=True) from None
+        if pinned != loaded["hash"]:
+            workflow.upsert_memo({MEMO_PROGRAM_HASH: loaded["hash"]})
+        program = program_from_json(loaded["program"])
+        config = RuntimeConfig.model_validate(loaded.get("config") or {})
+        return program, loaded["hash"], config
+
+    @workflow.query(name=STEPS_QUERY)
+    def steps(self) -> list[dict[str, Any]]:
+        """Every started step: path, facet, state, returns (once finished) and error."""
+        return self.tracker.snapshot()
+
+    # ------------------------------------------------------------------ mirror
+
+    async def finish(self, flusher, name: str, state: str, params, returns, error, program_hash: str) -> None:
+        self.tracker.runner(name, state, params=params, returns=returns, error=error, program_hash=program_hash)
+        if flusher is not None:
+            self.closing = True
+            await flusher
+
+    async def flush_mirror(self) -> None:
+        """Send buffered records, one Mirror activity at a time; drain when the run closes."""
+        while True:
+            await workflow.wait_condition(lambda: bool(self.tracker.buffer) or self.closing)
+            if not self.tracker.buffer and self.closing:
+                return
+            batch = self.tracker.take(MIRROR_BATCH)
+            try:
+                await workflow.execute_activity(
+                    MIRROR_ACTIVITY, batch, task_queue=workflow.info().task_queue,
+                    start_to_close_timeout=timedelta(seconds=30),
+                    retry_policy=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10)),
+                )
+            except ActivityError as err:
+                workflow.logger.warning("mirror batch of %d records dropped: %s", len(batch), err)

@@ -1,0 +1,361 @@
+"""The interpreter: a few recursive coroutines over the immutable Program.
+
+- ``run_declaration`` runs a facet's pre-script and andThen blocks and merges
+  their yields into the facet's returns;
+- ``run_blocks``/``run_block`` run sibling blocks together and one block's
+  steps, foreach iterations or when cases, returning its yields in order;
+- ``run_step`` waits for exactly the steps its call references, performs the
+  call (activity, inlined body, record) and its own tail, and handles catch.
+
+Each step is its own asyncio task awaiting its references' handles, so a
+completing step wakes only the steps that read it. Yields are returned as
+ordered lists and merged by source order, never by completion order.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+
+with workflow.unsafe.imports_passed_through():
+    from interpreter.program.config import RetryConfig, RuntimeConfig
+    from interpreter.program.constants import RUN_SCRIPT_ACTIVITY
+    from interpreter.program.evaluate import EvaluationError, evaluate
+    from interpreter.program.model import Block, Catch, FacetDecl, Program, Step, Yield
+
+from .arguments import Arguments
+from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join, merge_into
+from .tracker import Tracker
+
+
+def retry_policy(retry: RetryConfig) -> RetryPolicy:
+    return RetryPolicy(
+        maximum_attempts=retry.maximum_attempts,
+        initial_interval=timedelta(seconds=retry.initial_interval_seconds),
+        backoff_coefficient=retry.backoff_coefficient,
+        maximum_interval=timedelta(seconds=retry.maximum_interval_seconds),
+        non_retryable_error_types=list(retry.non_retryable_error_types) or None,
+    )
+
+
+def activity_failure(err: ActivityError) -> tuple[str, str]:
+    """(message, type name) of the cause of a failed activity."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError):
+        return cause.message, cause.type or "ApplicationError"
+    if isinstance(cause, TimeoutError):
+        return f"activity timed out ({cause.type.name if cause.type else 'timeout'})", "TimeoutError"
+    if cause is not None:
+        return str(cause) or type(cause).__name__, type(cause).__name__
+    return str(err), "ActivityError"
+
+
+class Interpreter:
+    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker):
+        self.program = program
+        self.config = config
+        self.tracker = tracker
+        self.arguments = Arguments(program)
+
+    # ------------------------------------------------------------------ declarations
+
+    def workflow_params(self, decl: FacetDecl, inputs: dict[str, Any]) -> dict[str, Any]:
+        """Inputs with defaults applied; unknown or missing parameters fail the run at once."""
+        accepted = self.arguments.accepted(decl)
+        unknown = [name for name in inputs if name not in accepted]
+        if unknown:
+            raise ApplicationError(
+                f"workflow '{decl.qname}' has no parameter {', '.join(repr(n) for n in unknown)} "
+                f"(parameters: {', '.join(accepted) or 'none'})", type="InvalidParameters", non_retryable=True)
+        try:
+            params = self.arguments.complete(decl.qname, dict(inputs))
+        except EvaluationError as err:
+            raise ApplicationError(f"workflow '{decl.qname}': default value failed: {err}",
+                                   type="InvalidParameters", non_retryable=True) from err
+        missing = [p.name for p in decl.params if p.name not in params]
+        if missing:
+            raise ApplicationError(
+                f"workflow '{decl.qname}' is missing required parameter {', '.join(repr(n) for n in missing)}",
+                type="InvalidParameters", non_retryable=True)
+        return params
+
+    async def run_workflow(self, decl: FacetDecl, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return await self.run_declaration(decl, params, "", None)
+        except StepFailure as failure:
+            if decl.catch is None:
+                raise
+            returns, _ = await self.run_catch(decl.catch, decl, None, failure, params, None, "")
+            return returns
+
+    async def run_declaration(self, decl: FacetDecl, params: dict[str, Any], path: str,
+                              caller: Scope | None, initial: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Run ``decl``'s pre-script and blocks with ``params`` as ``$.``; return its returns."""
+        params = dict(params)
+        if decl.script is not None:
+            params.update(await self.run_script(decl.script.code, params, join(path, "script"), decl.qname))
+        scope = Scope(params, path, None, caller, decl.qname)
+        writes = await self.run_blocks(decl.blocks, scope, path)
+        returns = dict(initial or {})
+        targets = {decl.qname, *(m.facet for m in decl.mixins if m.facet)}
+        for target, fields in writes:
+            if target in targets:
+                merge_into(returns, fields)
+            else:
+                self.tracker.log(path, f"yield to '{target}' has no effect in '{decl.qname}'")
+        for ret in decl.returns:
+            if ret.name not in returns and ret.default is not None:
+                try:
+                    returns[ret.name] = evaluate(ret.default, params, scope.step_value)
+                except EvaluationError as err:
+                    raise StepFailure(path or decl.qname, decl.qname, f"default of return '{ret.name}': {err}",
+                                      "EvaluationError") from err
+        return returns
+
+    # ------------------------------------------------------------------ blocks
+
+    async def run_blocks(self, blocks: list[Block], scope: Scope, path: str) -> list[Write]:
+        """Sibling andThen blocks start together; yields come back in block order."""
+        scopes: list[Scope] = []
+        for index, block in enumerate(blocks):
+            inner = scope.child(join(path, f"b{index}"))
+            if block.kind == "steps":
+                inner.steps = self.handles(block.steps)
+            elif block.kind == "when" and block.sees:
+                for seen in block.sees:
+                    inner.steps.update(scopes[seen].steps)
+            scopes.append(inner)
+        results = await gather_all([self.run_block(b, s) for b, s in zip(blocks, scopes, strict=True)])
+        return [write for writes in results for write in writes]
+
+    def handles(self, steps: list[Step]) -> dict[str, Handle]:
+        return {s.name: Handle(s.name, self.arguments.declared_returns(s.call.facet)) for s in steps}
+
+    async def run_block(self, block: Block, scope: Scope) -> list[Write]:
+        if block.kind == "steps":
+            for step in block.steps:
+                if step.name not in scope.steps:
+                    scope.steps[step.name] = Handle(step.name, self.arguments.declared_returns(step.call.facet))
+            return await self.run_steps(block, scope)
+        if block.kind == "foreach":
+            return await self.run_foreach(block, scope)
+        if block.kind == "when":
+            return await self.run_when(block, scope)
+        if block.kind == "script":
+            code = block.script.code if block.script else ""
+            result = await self.run_script(code, scope.params, join(scope.path, "script"), scope.script_target)
+            return [(scope.script_target, result)]
+        raise StepFailure(scope.path, "", f"unknown block kind '{block.kind}'", "InterpreterError")
+
+    async def run_steps(self, block: Block, scope: Scope) -> list[Write]:
+        """All steps concurrently (each waits for its references), then the block's yields."""
+        results = await gather_all([self.run_step(step, scope, scope.steps[step.name]) for step in block.steps])
+        writes = [write for step_writes in results for write in step_writes]
+        for item in block.yields:
+            writes.append(await self.run_yield(item, scope))
+        return writes
+
+    async def run_yield(self, item: Yield, scope: Scope) -> Write:
+        await scope.wait_for(item.refs)
+        target = item.target or item.name
+        try:
+            fields = {arg.name: evaluate(arg.value, scope.params, scope.step_value) for arg in item.args}
+        except EvaluationError as err:
+            raise StepFailure(join(scope.path, f"yield {item.name}"), target, str(err), "EvaluationError") from err
+        return target, fields
+
+    async def run_foreach(self, block: Block, scope: Scope) -> list[Write]:
+        await scope.wait_for(block.items_refs)
+        try:
+            items = evaluate(block.items, scope.params, scope.step_value) if block.items is not None else []
+        except EvaluationError as err:
+            raise StepFailure(join(scope.path, "foreach"), "foreach", str(err), "EvaluationError") from err
+        if items is None:
+            items = []
+        if not isinstance(items, list):
+            raise StepFailure(join(scope.path, "foreach"), "foreach",
+                              f"foreach needs a list, got {type(items).__name__}", "TypeError")
+        var = block.var or "item"
+        iterations = []
+        for index, item in enumerate(items):
+            inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: item},
+                                self.handles(block.steps))
+            iterations.append(self.run_steps(block, inner))
+        results = await gather_all(iterations)
+        return [write for writes in results for write in writes]
+
+    async def run_when(self, block: Block, scope: Scope) -> list[Write]:
+        """Every case whose condition holds runs, concurrently; ``case _`` only if none did."""
+        chosen: list[int] = []
+        fallback: int | None = None
+        for index, case in enumerate(block.cases):
+            if case.condition is None:
+                fallback = index
+                continue
+            await scope.wait_for(case.refs)
+            try:
+                matched = evaluate(case.condition, scope.params, scope.step_value)
+            except EvaluationError as err:
+                self.tracker.log(scope.path, f"case {index} condition counts as false: {err}")
+                continue
+            if matched is True:
+                chosen.append(index)
+            elif matched is not False:
+                self.tracker.log(scope.path, f"case {index} condition is not a boolean; counts as false")
+        if not chosen and fallback is not None:
+            chosen = [fallback]
+        bodies = []
+        for index in chosen:
+            body = block.cases[index].body
+            bodies.append(self.run_block(body, scope.child(f"{scope.path}/c{index}")))
+        results = await gather_all(bodies)
+        return [write for writes in results for write in writes]
+
+    # ------------------------------------------------------------------ steps
+
+    async def run_step(self, step: Step, scope: Scope, handle: Handle) -> list[Write]:
+        """Wait for the step's references, run it, resolve its handle; return yields meant for outer targets."""
+        path = join(scope.path, step.name)
+        facet = step.call.facet or step.call.name
+        try:
+            await scope.wait_for(step.refs)
+            returns, writes = await self.execute_step(step, scope, path, facet)
+        except StepFailure as failure:
+            scope.failed = True
+            handle.fail()
+            self.tracker.step(path, facet, "failed", statement_id=step.id, error=str(failure),
+                              object_type=self.object_type(step))
+            raise
+        except BaseException:
+            handle.fail()
+            raise
+        handle.resolve(returns)
+        return writes
+
+    @staticmethod
+    def object_type(step: Step) -> str:
+        return "SchemaInstantiation" if step.call.kind == "schema" else "VariableAssignment"
+
+    async def execute_step(self, step: Step, scope: Scope, path: str, facet: str) -> tuple[dict, list[Write]]:
+        kind = self.object_type(step)
+        decl = self.program.facets.get(step.call.facet or "")
+        args: dict[str, Any] | None = None
+        self.tracker.step(path, facet, "running", statement_id=step.id, object_type=kind)
+        try:
+            try:
+                args = self.arguments.for_call(step.call, scope.params, scope.step_value)
+            except EvaluationError as err:
+                raise StepFailure(path, facet, f"arguments: {err}", "EvaluationError") from err
+            returns, writes = await self.perform(step, decl, args, scope, path)
+        except StepFailure as failure:
+            catch = step.catch or (decl.catch if decl is not None else None)
+            if catch is None:
+                raise
+            self.tracker.log(path, f"caught {failure}")
+            returns, writes = await self.run_catch(catch, decl, step, failure, args or {}, scope, path)
+            self.tracker.step(path, facet, "caught", statement_id=step.id, object_type=kind, returns=returns,
+                              error=failure.cause)
+            return returns, writes
+        self.tracker.step(path, facet, "completed", statement_id=step.id, object_type=kind, params=args,
+                          returns=returns)
+        return returns, writes
+
+    async def perform(self, step: Step, decl: FacetDecl | None, args: dict[str, Any], scope: Scope,
+                      path: str) -> tuple[dict, list[Write]]:
+        """The call itself, then the step's own tail (which takes precedence over the facet's body)."""
+        call = step.call
+        has_body = decl is not None and (bool(decl.blocks) or decl.script is not None)
+        if call.kind == "event" and decl is not None:
+            returns = await self.run_activity(decl, call.queue, args, path)
+            if has_body and not step.blocks:
+                returns = await self.run_declaration(decl, args, path, scope, initial=returns)
+        elif call.kind in ("facet", "workflow") and decl is not None and has_body and not step.blocks:
+            returns = await self.run_declaration(decl, args, path, scope)
+        else:
+            returns = dict(args)
+        if not step.blocks:
+            return returns, []
+        facet = call.facet or call.name
+        tail = scope.child(path, steps={step.name: Handle.resolved(step.name, (), returns)}, script_target=facet)
+        # run_blocks gives each tail block a fresh child scope of ``tail``, which holds only the step
+        return self.split(await self.run_blocks(step.blocks, tail, path), facet, dict(returns))
+
+    @staticmethod
+    def split(writes: list[Write], facet: str, returns: dict[str, Any]) -> tuple[dict, list[Write]]:
+        """Apply yields to the step's facet; pass the rest to the enclosing declaration."""
+        outer: list[Write] = []
+        for target, fields in writes:
+            if target == facet:
+                merge_into(returns, fields)
+            else:
+                outer.append((target, fields))
+        return returns, outer
+
+    async def run_catch(self, catch: Catch, decl: FacetDecl | None, step: Step | None, failure: StepFailure,
+                        args: dict[str, Any], scope: Scope | None, path: str) -> tuple[dict, list[Write]]:
+        """A failed step's returns become ``error``/``error_type``, then its catch block runs.
+
+        A step's own catch runs in the step's scope and sees the step; a
+        declaration's catch runs in the declaration's context (``$.`` = its
+        arguments) and its yields to the declaration write the returns.
+        """
+        returns: dict[str, Any] = {"error": failure.cause, "error_type": failure.error_type}
+        catch_path = join(path, "catch")
+        if step is not None and scope is not None and catch is step.catch:
+            facet = step.call.facet or step.call.name
+            holder = scope.child(path, steps={step.name: Handle.resolved(step.name, (), returns)},
+                                 script_target=facet)
+            writes = await self.run_block(catch.block, holder.child(catch_path))
+            return self.split(writes, facet, returns)
+        qname = decl.qname if decl is not None else ""
+        inner = Scope(dict(args), catch_path, None, scope, qname)
+        writes = await self.run_block(catch.block, inner)
+        targets = {qname, *(m.facet for m in decl.mixins if m.facet)} if decl is not None else set()
+        for target, fields in writes:
+            if target in targets:
+                merge_into(returns, fields)
+        return returns, []
+
+    # ------------------------------------------------------------------ activities
+
+    async def run_activity(self, decl: FacetDecl, queue: str | None, args: dict[str, Any], path: str) -> dict:
+        """An event facet's handler, as the activity named after the facet on its queue."""
+        facet = decl.qname
+        retry = self.config.retry_for(facet)
+        task_queue = self.config.queue_for(facet, queue or decl.queue)
+        try:
+            result = await workflow.execute_activity(
+                facet, args, task_queue=task_queue, activity_id=path,
+                start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
+                retry_policy=retry_policy(retry), summary=path,
+            )
+        except ActivityError as err:
+            message, error_type = activity_failure(err)
+            raise StepFailure(path, facet, message, error_type) from err
+        if result is None:
+            return {}
+        if not isinstance(result, dict):
+            raise StepFailure(path, facet, f"handler returned {type(result).__name__}, not a record", "TypeError")
+        return result
+
+    async def run_script(self, code: str, params: dict[str, Any], path: str, owner: str) -> dict[str, Any]:
+        """Scripts never run in the workflow: RunScript executes them on the interpreter queue."""
+        retry = self.config.retry
+        try:
+            result = await workflow.execute_activity(
+                RUN_SCRIPT_ACTIVITY, {"code": code, "params": params, "step": path},
+                task_queue=workflow.info().task_queue, activity_id=path,
+                start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
+                retry_policy=retry_policy(retry), summary=path,
+            )
+        except ActivityError as err:
+            message, error_type = activity_failure(err)
+            raise StepFailure(path, owner or "script", message, error_type) from err
+        return result if isinstance(result, dict) else {}
+
+
+__all__ = ["Interpreter", "Skipped", "StepFailure"]

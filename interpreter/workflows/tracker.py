@@ -1,0 +1,83 @@
+"""What a run reports about itself: the steps query, current details and mirror records.
+
+The tracker only records; the workflow decides when mirror batches are sent.
+All updates are O(1) per step event so no workflow task does work
+proportional to the graph.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from temporalio import workflow
+
+STATES = ("running", "completed", "failed", "caught")
+
+
+class Tracker:
+    def __init__(self, mirror: bool = False):
+        self.mirror = mirror
+        self.steps: dict[str, dict[str, Any]] = {}
+        self.counts = dict.fromkeys(STATES, 0)
+        self.buffer: list[dict[str, Any]] = []
+        self.workflow_id = ""
+        self.run_id = ""
+
+    def bind(self, workflow_id: str, run_id: str) -> None:
+        self.workflow_id, self.run_id = workflow_id, run_id
+
+    # ------------------------------------------------------------------ steps
+
+    def step(self, path: str, facet: str, state: str, *, statement_id: str = "", object_type: str = "",
+             params: dict | None = None, returns: dict | None = None, error: str | None = None) -> None:
+        record = self.steps.get(path)
+        if record is None:
+            record = {"path": path, "facet": facet, "state": state, "returns": None, "error": None}
+            self.steps[path] = record
+        else:
+            self.counts[record["state"]] -= 1
+            record["state"] = state
+        self.counts[state] += 1
+        if returns is not None and state != "running":
+            record["returns"] = returns
+        if error is not None:
+            record["error"] = error
+        self._details()
+        if self.mirror:
+            parent, _, _ = path.rpartition("/")
+            self.buffer.append({
+                "kind": "step", "workflow_id": self.workflow_id, "run_id": self.run_id, "path": path,
+                "statement_id": statement_id, "facet": facet, "object_type": object_type,
+                "parent_path": parent, "block_path": parent, "root_path": path.split("/", 1)[0],
+                "state": state, "params": params, "returns": returns, "error": error,
+                "time": workflow.now().isoformat(),
+            })
+
+    def snapshot(self) -> list[dict[str, Any]]:
+        return [dict(record) for record in self.steps.values()]
+
+    def _details(self) -> None:
+        done = self.counts["completed"] + self.counts["caught"]
+        workflow.set_current_details(
+            f"steps: {done} done, {self.counts['running']} running, {self.counts['failed']} failed")
+
+    # ------------------------------------------------------------------ runner and log
+
+    def runner(self, workflow_name: str, state: str, *, params: dict | None = None, returns: dict | None = None,
+               error: str | None = None, program_hash: str = "") -> None:
+        if self.mirror:
+            self.buffer.append({
+                "kind": "runner", "workflow_id": self.workflow_id, "run_id": self.run_id,
+                "workflow": workflow_name, "state": state, "params": params, "returns": returns,
+                "error": error, "program_hash": program_hash, "time": workflow.now().isoformat(),
+            })
+
+    def log(self, path: str, message: str) -> None:
+        workflow.logger.info("%s: %s", path or "workflow", message)
+        if self.mirror:
+            self.buffer.append({"kind": "log", "workflow_id": self.workflow_id, "run_id": self.run_id,
+                                "path": path, "message": message, "time": workflow.now().isoformat()})
+
+    def take(self, limit: int) -> list[dict[str, Any]]:
+        batch, self.buffer = self.buffer[:limit], self.buffer[limit:]
+        return batch

@@ -1,0 +1,144 @@
+"""Run FFL text end to end on the real dev server: compile, publish, serve, execute.
+
+``run_ffl`` compiles sources, publishes them into a LocalProgramStore under a
+temporary directory, runs in-process workers — one for the interpreter queue
+(FFLWorkflow + its activities) and one serving the handlers — starts the
+workflow and returns an ``FFLRun`` with its result or failure. Every event
+facet's namespace queue is remapped to a queue unique to the run, so tests
+never steal each other's tasks.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.worker import Worker
+
+from interpreter.activities.dispatch import build_handler_activity
+from interpreter.activities.handlers import HandlerRegistry
+from interpreter.activities.interpreter_side import build_interpreter_activities
+from interpreter.activities.program_store import LocalProgramStore
+from interpreter.compiler import compile_sources
+from interpreter.program.config import RetryConfig, RuntimeConfig
+from interpreter.program.model import Program
+from interpreter.workflows import FFLWorkflow
+
+CONFORMANCE = Path("/work/shared/conformance")
+
+FAST_RETRY = RetryConfig(maximum_attempts=2, initial_interval_seconds=0.1, backoff_coefficient=1.0,
+                         maximum_interval_seconds=0.1, start_to_close_seconds=10.0)
+
+
+@dataclass
+class FFLRun:
+    """Outcome of one run: ``result`` on success, ``error`` (the failure) otherwise."""
+
+    handle: WorkflowHandle
+    result: dict[str, Any] | None = None
+    error: WorkflowFailureError | None = None
+    elapsed: float = 0.0
+    steps: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def message(self) -> str:
+        """The failure's message and its cause's, for assertions."""
+        if self.error is None:
+            return ""
+        cause = self.error.cause
+        parts = [str(self.error)]
+        while cause is not None:
+            parts.append(getattr(cause, "message", str(cause)))
+            parts.append(str(getattr(cause, "type", "") or ""))
+            cause = cause.__cause__
+        return " | ".join(parts)
+
+    @property
+    def error_type(self) -> str | None:
+        cause = self.error.cause if self.error else None
+        return getattr(cause, "type", None)
+
+
+def compile_text(sources: str | Mapping[str, str]) -> Program:
+    if isinstance(sources, str):
+        sources = {"main.ffl": sources}
+    return compile_sources(sorted(sources.items()))
+
+
+def registry_of(handlers: Mapping[str, Callable] | Callable | None) -> HandlerRegistry:
+    """A registry from ``{"ns.Facet": fn}`` or a ``register_handlers(registry)`` function."""
+    registry = HandlerRegistry()
+    if handlers is None:
+        return registry
+    if callable(handlers):
+        handlers(registry)
+        return registry
+    for name, fn in handlers.items():
+        registry.register(name, fn)
+    return registry
+
+
+def isolated_config(program: Program, queue: str, base: RuntimeConfig | None = None) -> RuntimeConfig:
+    """``base`` (fast retries by default) with every event facet routed to ``queue``."""
+    config = (base or RuntimeConfig(retry=FAST_RETRY)).model_copy(deep=True)
+    for name, decl in program.facets.items():
+        if decl.kind == "event":
+            config.queues.setdefault(name, queue)
+    return config
+
+
+async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, workflow: str,
+                  inputs: Mapping[str, Any] | None = None, *, handlers: Any = None, tmp_path: Path,
+                  config: RuntimeConfig | None = None, task_queue: str | None = None,
+                  timeout: float = 20.0, memo: Mapping[str, Any] | None = None,
+                  keep_queues: bool = False, mirror: object | None = None) -> FFLRun:
+    """Compile, publish and run ``workflow`` with ``inputs``; never raises on workflow failure."""
+    program = sources if isinstance(sources, Program) else compile_text(sources)
+    queue = task_queue or "ffl-" + uuid.uuid4().hex[:10]
+    handler_queue = queue + "-handlers"
+    store = LocalProgramStore(tmp_path / "registry")
+    store.publish(program)
+    if not keep_queues:
+        config = isolated_config(program, handler_queue, config)
+    config = config or RuntimeConfig(retry=FAST_RETRY)
+    interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow],
+                         activities=build_interpreter_activities(store, config, mirror))
+    registry = registry_of(handlers)
+    handler_worker = Worker(client, task_queue=handler_queue,
+                            activities=[build_handler_activity(registry, handler_queue)])
+    async with interpreter, handler_worker:
+        handle = await client.start_workflow(workflow, dict(inputs) if inputs is not None else {},
+                                             id="wf-" + uuid.uuid4().hex[:12], task_queue=queue,
+                                             execution_timeout=None, memo=dict(memo) if memo else None)
+        run = FFLRun(handle=handle)
+        started = time.monotonic()
+        try:
+            import asyncio
+
+            run.result = await asyncio.wait_for(handle.result(), timeout)
+        except WorkflowFailureError as err:
+            run.error = err
+        run.elapsed = time.monotonic() - started
+        run.steps = await handle.query("steps")
+    return run
+
+
+async def run_with_workers(client: Client, program: Program, tmp_path: Path, *,
+                           handlers: Any = None, config: RuntimeConfig | None = None):
+    """Context pieces for tests that start several runs themselves: (queue, store, workers)."""
+    queue = "ffl-" + uuid.uuid4().hex[:10]
+    handler_queue = queue + "-handlers"
+    store = LocalProgramStore(tmp_path / "registry")
+    store.publish(program)
+    config = isolated_config(program, handler_queue, config)
+    workers = [
+        Worker(client, task_queue=queue, workflows=[FFLWorkflow], activities=build_interpreter_activities(store, config)),
+        Worker(client, task_queue=handler_queue,
+               activities=[build_handler_activity(registry_of(handlers), handler_queue)]),
+    ]
+    return queue, store, workers
