@@ -73,7 +73,7 @@ def facet_fields(table: SymbolTable, decl: FacetDecl) -> Fields | None:
             return None
         _add(out, mixed.returns)
         _add(out, mixed.params)
-    if decl.kind == "facet" and not decl.blocks and decl.script is None and decl.prompt is None:
+    if decl.kind != "event" and not decl.blocks and decl.script is None and decl.prompt is None:
         _add(out, decl.params)
     if not _script_returns(decl.blocks, out):
         return None
@@ -81,19 +81,22 @@ def facet_fields(table: SymbolTable, decl: FacetDecl) -> Fields | None:
 
 
 def step_fields(table: SymbolTable, step: Step) -> Fields | None:
-    """Fields readable as ``step.field``; None when the call is unresolved or unreadable."""
+    """Fields readable as ``step.field``; None when the call is unresolved or unreadable.
+
+    A catch on the step or on the called facet's declaration adds ``error``/``error_type``.
+    """
     call = step.call
+    decl = facet(table, call.facet)
     if call.kind == "schema":
         found = schema_fields(table, (call.facet or "", 0))
         out = dict(found[1]) if found else None
     else:
-        decl = facet(table, call.facet)
         out = facet_fields(table, decl) if decl is not None else None
     if out is None:
         return None
     if not _script_returns(step.blocks, out):
         return None
-    if step.catch is not None:
+    if step.catch is not None or (decl is not None and decl.catch is not None):
         out.setdefault("error", STRING)
         out.setdefault("error_type", STRING)
     return out

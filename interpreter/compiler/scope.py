@@ -23,13 +23,20 @@ class Visible:
 
 @dataclass(frozen=True)
 class Scope:
+    """What an expression may read here.
+
+    ``later``: step names defined after this point (for a precise message);
+    ``current``: the step whose call is being checked (may not read itself);
+    ``params``: ``$.`` names with types, None when a pre-script makes them unknowable;
+    ``yield_targets``: the declaration, its signature mixins and enclosing steps' facets.
+    """
+
     visible: dict[str, Visible] = field(default_factory=dict)
     later: frozenset[str] = frozenset()
     current: str | None = None
     params: dict[str, Ty] | None = None
     decl_qname: str = ""
     yield_targets: tuple[str, ...] = ()
-    step_facet: str | None = None
 
     def with_steps(self, steps: list[Step]) -> Scope:
         visible = dict(self.visible)

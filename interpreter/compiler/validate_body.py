@@ -108,7 +108,8 @@ class BodyChecker:
             before = scope.with_steps(steps[:i])
             later = scope.later | (set(names[i + 1:]) - set(names[:i]))
             self.step(step, before.evolve(later=later, current=step.name))
-            tail = before.with_steps([step]).evolve(later=later, current=None, step_facet=step.call.facet)
+            targets = (*scope.yield_targets, step.call.facet) if step.call.facet else scope.yield_targets
+            tail = before.with_steps([step]).evolve(later=later, current=None, yield_targets=targets)
             self.blocks(step.blocks, tail, step.id)
             if step.catch is not None:
                 self.block(step.catch.block, tail, f"{step.id}/catch", step.catch.loc)
@@ -121,7 +122,7 @@ class BodyChecker:
             item.refs, item.params = reads.refs, reads.params
             if item.target is None:
                 continue
-            allowed = [*after.yield_targets, *([after.step_facet] if after.step_facet else [])]
+            allowed = list(dict.fromkeys(after.yield_targets))
             if item.target not in allowed:
                 self.report(item.loc, f"cannot yield to '{item.name}' here: allowed targets are "
                             + ", ".join(f"'{t}'" for t in allowed))

@@ -543,3 +543,50 @@ def test_syntax_error_in_one_file_does_not_stop_the_others():
     found = check_sources([("t.ffl", text), broken])
     assert {d.file for d in found} == {"t.ffl", "broken.ffl"}
     assert any("ghost" in d.message for d in found)
+
+
+# ----------------------------------------------------------------------------- runtime-aligned details
+
+
+def test_catch_on_the_called_facet_also_gives_error_fields():
+    clean(src("""
+        event facet E(x: Long) => (y: Long)
+        facet Safe(x: Long) => (y: Long) andThen {
+            e = E(x = $.x)
+            yield Safe(y = e.y)
+        } catch {
+            yield Safe(y = 0)
+        }
+        workflow W() => (msg: String) andThen {
+            s = Safe(x = 1)
+            yield W(msg = s.error ++ s.error_type)
+        }
+    """))
+
+
+def test_nested_tail_may_yield_to_any_enclosing_steps_facet():
+    clean(src("""
+        event facet E(x: Long) => (y: Long)
+        event facet G(x: Long) => (z: Long)
+        workflow W() andThen {
+            s = E(x = 1) andThen {
+                t = G(x = s.y) andThen {
+                    yield E(y = t.z)
+                    yield G(z = 1)
+                }
+            }
+        }
+    """))
+
+
+def test_qualified_call_needs_no_uses_and_top_level_names_are_visible():
+    clean(src("""
+        event facet Top(x: Long) => (y: Long)
+        namespace lib { event facet L(x: Long) => (y: Long) }
+        namespace app {
+            workflow W() andThen {
+                a = lib.L(x = 1)
+                b = Top(x = a.y)
+            }
+        }
+    """))
