@@ -41,7 +41,7 @@ def mixin_problems(table: SymbolTable, mixin: MixinCall) -> list[Problem]:
     accepted = accepted_params(table, decl)
     for arg in mixin.args:
         if arg.name not in accepted:
-            out.append((arg.loc or mixin.loc, f"mixin '{decl.qname}' has no parameter '{arg.name}'"))
+            out.append((arg.loc or mixin.loc, f"unknown argument '{arg.name}': mixin '{decl.qname}' has no parameter '{arg.name}'"))
     return out
 
 
@@ -64,7 +64,7 @@ def call_problems(table: SymbolTable, call: Call, implicits: dict[str, list[Impl
         return out
     accepted = accepted_params(table, decl)
     out += [
-        (a.loc or call.loc, f"facet '{decl.qname}' has no parameter '{a.name}'")
+        (a.loc or call.loc, f"unknown argument '{a.name}': facet '{decl.qname}' has no parameter '{a.name}'")
         for a in call.args
         if a.name not in accepted
     ]
@@ -78,7 +78,7 @@ def call_problems(table: SymbolTable, call: Call, implicits: dict[str, list[Impl
             provided |= _implicit_args(implicits, mixed.qname)
     for param in decl.params:
         if param.default is None and param.name not in provided:
-            out.append((call.loc, f"missing argument '{param.name}' of '{decl.qname}' (it has no default)"))
+            out.append((call.loc, f"missing required argument '{param.name}' of '{decl.qname}' (no default)"))
     return out
 
 
@@ -95,7 +95,7 @@ def implicit_problems(table: SymbolTable, decl: ImplicitDecl) -> list[Problem]:
         what = "facet"
     if names is not None:
         out += [
-            (a.loc or call.loc, f"implicit '{decl.name}' passes '{a.name}', which {what} '{call.facet}' does not declare")
+            (a.loc or call.loc, f"implicit '{decl.name}' passes unknown argument '{a.name}': {what} '{call.facet}' does not declare it")
             for a in call.args
             if a.name not in names
         ]
@@ -113,7 +113,7 @@ def yield_problems(table: SymbolTable, item: Yield) -> list[Problem]:
     if fields is None:
         return out
     out += [
-        (a.loc or item.loc, f"'{decl.qname}' has no return '{a.name}'")
+        (a.loc or item.loc, f"unknown return '{a.name}' in yield: '{decl.qname}' has no return '{a.name}'")
         for a in item.args
         if a.name not in fields
     ]

@@ -146,7 +146,7 @@ class ExprChecker:
             if fields is None:
                 return None
             if expr.name not in fields:
-                self.report(loc, f"step '{step.name}' has no return '{expr.name}' (facet '{step.call.facet}')")
+                self.report(loc, f"unknown return '{expr.name}' of step '{step.name}' (facet '{step.call.facet}' has no such return)")
                 return None
             return fields[expr.name]
         target = self.check(expr.target, scope, reads)

@@ -78,7 +78,7 @@ class BodyChecker:
         defaults = [i for i, case in enumerate(block.cases) if case.condition is None]
         if not defaults:
             first = block.cases[0].loc if block.cases else None
-            self.report(block.loc or fallback or first, "when block needs exactly one 'case _', as its last case")
+            self.report(block.loc or fallback or first, "when block needs exactly one default 'case _', as its last case")
         elif len(defaults) > 1:
             self.report(block.cases[defaults[1]].loc or block.loc, "when block has more than one 'case _'")
         elif defaults[0] != len(block.cases) - 1:
@@ -100,7 +100,7 @@ class BodyChecker:
             if step.name in seen:
                 self.report(step.loc, f"duplicate step '{step.name}' in one block")
             elif outer is not None and outer.sink is None:
-                self.report(step.loc, f"step '{step.name}' shadows a step of an enclosing block")
+                self.report(step.loc, f"duplicate step '{step.name}': it shadows a step of an enclosing block")
             seen.add(step.name)
         names = [s.name for s in steps]
         for i, step in enumerate(steps):
@@ -127,7 +127,7 @@ class BodyChecker:
                 self.report(item.loc, f"cannot yield to '{item.name}' here: allowed targets are "
                             + ", ".join(f"'{t}'" for t in allowed))
             if item.target in targets:
-                self.report(item.loc, f"two yields to '{item.name}' in one block")
+                self.report(item.loc, f"duplicate yield: two yields to '{item.name}' in one block")
             targets.add(item.target)
             for loc, message in yield_problems(self.table, item):
                 self.report(loc, message)

@@ -96,7 +96,7 @@ class DeclChecker:
             for name in placeholders(text or ""):
                 if name not in known:
                     self.report(prompt.loc or decl.loc,
-                                f"prompt placeholder '{{{name}}}' names no parameter of '{decl.qname}'", file)
+                                f"unknown prompt placeholder '{{{name}}}': '{decl.qname}' has no parameter '{name}'", file)
 
     def implicit(self, entry: Entry) -> None:
         decl: ImplicitDecl = entry.decl  # type: ignore[assignment]

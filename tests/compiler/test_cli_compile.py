@@ -64,7 +64,7 @@ def test_check_reports_every_diagnostic_and_fails(files):
     lines = done.stdout.strip().splitlines()
     bad = str(files["bad"])
     assert lines == [f"{bad}:4:21: unknown parameter '$.b'",
-                     f"{bad}:5:23: step 's' has no return 'zzz' (facet 'broken.Add')"]
+                     f"{bad}:5:23: unknown return 'zzz' of step 's' (facet 'broken.Add' has no such return)"]
     assert "2 problems" in done.stderr
 
 

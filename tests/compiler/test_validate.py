@@ -278,7 +278,7 @@ def test_catch_gives_error_fields_only_with_catch():
         t = B(flag = s.error == s.error_type)
     """))
     text = body("s = E(x = 1)\nt = B(flag = s.error == \"\")")
-    expect(text, "error", "no return 'error'")
+    expect(text, "error", "unknown return 'error'")
 
 
 def test_fields_of_schema_step_and_args_of_plain_facet():
@@ -371,7 +371,7 @@ def test_mixin_argument_checked_against_the_mixin():
 
 def test_missing_required_argument():
     text = body("s = E()")
-    expect(text, "E()", "missing argument 'x'", "n.E")
+    expect(text, "E()", "missing required argument 'x'", "n.E")
 
 
 def test_required_argument_given_by_mixin_or_implicit_or_default():
@@ -396,7 +396,7 @@ def test_required_argument_given_by_mixin_or_implicit_or_default():
             }
         }
     """)
-    expect(text, "Send(", "missing argument 'label'", nth=2)
+    expect(text, "Send(", "missing required argument 'label'", nth=2)
 
 
 def test_schema_instantiation_unknown_field_and_mixins():
@@ -453,7 +453,7 @@ def test_yield_argument_naming_no_return():
 @pytest.mark.parametrize(
     "cases, needle, nth, words",
     [
-        (["case $.a > 1 => { }"], "andThen when", 1, "exactly one 'case _'"),
+        (["case $.a > 1 => { }"], "andThen when", 1, "exactly one default 'case _'"),
         (["case _ => { }", "case $.a > 1 => { }"], "case _", 1, "last"),
         (["case $.a > 1 => { }", "case _ => { }", "case _ => { }"], "case _", 2, "more than one"),
     ],
