@@ -71,17 +71,18 @@ class Interpreter:
             raise ApplicationError(
                 f"workflow '{decl.qname}' has no parameter {', '.join(repr(n) for n in unknown)} "
                 f"(parameters: {', '.join(accepted) or 'none'})", type="InvalidParameters", non_retryable=True)
-        try:
-            params = self.arguments.complete(decl.qname, dict(inputs))
-        except EvaluationError as err:
-            raise ApplicationError(f"workflow '{decl.qname}': default value failed: {err}",
-                                   type="InvalidParameters", non_retryable=True) from err
-        missing = [p.name for p in decl.params if p.name not in params]
+        implicit = {a.name for i in self.program.implicits.get(decl.qname, []) for a in i.call.args}
+        missing = [p.name for p in decl.params if p.default is None and p.name not in inputs
+                   and p.name not in implicit]
         if missing:
             raise ApplicationError(
                 f"workflow '{decl.qname}' is missing required parameter {', '.join(repr(n) for n in missing)}",
                 type="InvalidParameters", non_retryable=True)
-        return params
+        try:
+            return self.arguments.complete(decl.qname, dict(inputs))
+        except EvaluationError as err:
+            raise ApplicationError(f"workflow '{decl.qname}': default value failed: {err}",
+                                   type="InvalidParameters", non_retryable=True) from err
 
     async def run_workflow(self, decl: FacetDecl, params: dict[str, Any]) -> dict[str, Any]:
         try:

@@ -1,0 +1,361 @@
+"""Runtime semantics of FFLWorkflow on the real dev server, one language rule per test."""
+
+from __future__ import annotations
+
+import asyncio
+
+from .harness import run_ffl
+
+# ---------------------------------------------------------------- dataflow concurrency and ordering
+
+SLOW = """
+namespace t {
+    event facet Slow(n: Long) => (v: Long)
+    workflow Two() => (a: Long, b: Long) andThen {
+        x = Slow(n = 1)
+        y = Slow(n = 2)
+        yield Two(a = x.v, b = y.v)
+    }
+}
+"""
+
+
+async def slow(p):
+    await asyncio.sleep(1.0)
+    return {"v": p["n"] * 10}
+
+
+async def test_independent_steps_run_concurrently(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, SLOW, "t.Two", handlers={"t.Slow": slow}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result == {"a": 10, "b": 20}
+    assert run.elapsed < 1.8
+
+
+FOREACH = """
+namespace t {
+    event facet Nap(i: Long, count: Long) => (v: Long)
+    workflow Each(items: [Long]) => (out: [Long], n: Long) andThen foreach i in $.items {
+        s = Nap(i = $.i, count = 4)
+        yield Each(out = [s.v])
+    }
+}
+"""
+
+
+async def nap(p):
+    # Later indexes finish first: the result must still follow the list order.
+    await asyncio.sleep(0.15 * (p["count"] - p["i"]))
+    return {"v": p["i"] * 100}
+
+
+async def test_foreach_merges_by_index_not_completion(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, FOREACH, "t.Each", {"items": [0, 1, 2, 3]}, handlers={"t.Nap": nap},
+                        tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result["out"] == [0, 100, 200, 300]
+    paths = sorted(s["path"] for s in run.steps)
+    assert paths == [f"b0/foreach[{i}]/s" for i in range(4)]
+    assert run.elapsed < 1.2  # concurrent: about 0.6 s, not 1.5 s
+
+
+async def test_foreach_over_empty_list_runs_nothing(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, FOREACH, "t.Each", {"items": []}, handlers={"t.Nap": nap},
+                        tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result.get("out") is None
+    assert run.steps == []
+
+
+SIBLINGS = """
+namespace t {
+    event facet Val(v: Long, delay: Double) => (v: Long)
+    workflow Sib() => (xs: [Long], last: Long) andThen {
+        a = Val(v = 1, delay = 0.6)
+        yield Sib(xs = [a.v], last = a.v)
+    } andThen {
+        b = Val(v = 2, delay = 0.0)
+        yield Sib(xs = [b.v], last = b.v)
+    } andThen when {
+        case a.v == 1 => { c = Val(v = 3, delay = 0.0)  yield Sib(xs = [c.v]) }
+        case _ => { d = Val(v = 4, delay = 0.0)  yield Sib(xs = [d.v]) }
+    }
+}
+"""
+
+
+async def val(p):
+    await asyncio.sleep(p["delay"])
+    return {"v": p["v"]}
+
+
+async def test_sibling_blocks_merge_in_block_order(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, SIBLINGS, "t.Sib", handlers={"t.Val": val}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    # b finishes first, but yields merge by block order; the when block waits for a.
+    assert run.result == {"xs": [1, 2, 3], "last": 2}
+    assert run.elapsed < 1.5
+
+
+# ---------------------------------------------------------------- tails, schemas, implicits, mixins
+
+TAILS = """
+namespace t {
+    event facet Score(n: Long) => (score: Long, note: String)
+    event facet Double(v: Long) => (v: Long)
+    schema Point { x: Long, y: Long = 7 }
+    facet Wrap(n: Long, tag: String = "w") => (n: Long, tag: String)
+    facet Inc(n: Long) => (n: Long) andThen { yield Inc(n = $.n + 1) }
+    implicit loud = Wrap(tag = "implicit")
+    workflow Tail(n: Long) => (score: Long, note: String, after: Long, p: Json, py: Long, w: Json, inc: Long) andThen {
+        s = Score(n = $.n) andThen {
+            d = Double(v = s.score)
+            yield Score(score = d.v)
+        }
+        later = Double(v = s.score)
+        pt = Point(x = $.n)
+        w = Wrap(n = 1)
+        i = Inc(n = 1) andThen { yield Inc(n = 41) }
+        yield Tail(score = s.score, note = s.note, after = later.v, p = pt, py = pt.y, w = w, inc = i.n)
+    }
+}
+"""
+
+
+def score(p):
+    return {"score": p["n"] + 1, "note": "scored"}
+
+
+def double(p):
+    return {"v": p["v"] * 2}
+
+
+async def test_step_tail_schema_implicit_and_bare_facet(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, TAILS, "t.Tail", {"n": 4}, handlers={"t.Score": score, "t.Double": double},
+                        tmp_path=tmp_path)
+    assert run.error is None, run.message
+    # The tail's yield to the step's facet overwrites s.score (5 → 10); later steps see the final value.
+    assert run.result["score"] == 10
+    assert run.result["note"] == "scored"
+    assert run.result["after"] == 20
+    assert run.result["p"] == {"x": 4, "y": 7}
+    assert run.result["py"] == 7
+    assert run.result["w"] == {"n": 1, "tag": "implicit"}
+    # A step's own tail takes precedence over the facet's body (which would give 2).
+    assert run.result["inc"] == 41
+    states = {s["path"]: s["state"] for s in run.steps}
+    assert states["b0/s"] == "completed" and states["b0/s/b0/d"] == "completed"
+
+
+MIXIN_SIG = """
+namespace t {
+    facet Opts(level: Long = 3, mode: String = "m")
+    event facet Go(x: Long) => (echo: Json) with Opts(mode = "sig")
+    workflow Mix(x: Long) => (echo: Json) with Opts() andThen {
+        g = Go(x = $.x + $.level)
+        yield Mix(echo = g.echo)
+    }
+}
+"""
+
+
+def echo(p):
+    return {"echo": dict(sorted(p.items()))}
+
+
+async def test_signature_mixins_add_parameters(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, MIXIN_SIG, "t.Mix", {"x": 1}, handlers={"t.Go": echo}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result["echo"] == {"x": 4, "level": 3, "mode": "sig"}
+    run = await run_ffl(temporal_client, MIXIN_SIG, "t.Mix", {"x": 1, "level": 10}, handlers={"t.Go": echo},
+                        tmp_path=tmp_path)
+    assert run.result["echo"]["x"] == 11
+
+
+# ---------------------------------------------------------------- parameters
+
+PARAMS = """
+namespace t {
+    workflow P(a: Long, b: Long = $.a * 2, c: String = "c") => (sum: Long, c: String) andThen {
+        yield P(sum = $.a + $.b, c = $.c)
+    }
+}
+"""
+
+
+async def test_parameter_defaults_use_earlier_parameters(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, PARAMS, "t.P", {"a": 2}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result == {"sum": 6, "c": "c"}
+
+
+async def test_missing_and_unknown_parameters_fail_at_once(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, PARAMS, "t.P", {}, tmp_path=tmp_path)
+    assert run.error is not None
+    assert "missing required parameter 'a'" in run.message
+    run = await run_ffl(temporal_client, PARAMS, "t.P", {"a": 1, "zz": 2, "yy": 3}, tmp_path=tmp_path)
+    assert "has no parameter" in run.message and "'zz'" in run.message and "'yy'" in run.message
+    assert run.steps == []
+
+
+# ---------------------------------------------------------------- failures and catch
+
+FAIL = """
+namespace t {
+    event facet Boom(x: Long) => (v: Long)
+    event facet Ok(x: Long) => (v: Long)
+    facet Inner(x: Long) => (v: Long) andThen {
+        deep = Boom(x = $.x)
+        yield Inner(v = deep.v)
+    }
+    workflow Plain(x: Long) => (v: Long) andThen {
+        first = Ok(x = $.x)
+        bad = Boom(x = first.v)
+        after = Ok(x = bad.v)
+        yield Plain(v = after.v)
+    }
+    workflow Nested(x: Long) => (v: Long) andThen {
+        wrap = Inner(x = $.x)
+        yield Nested(v = wrap.v)
+    }
+    workflow Caught(x: Long) => (v: Long, msg: String, kind: String) andThen {
+        bad = Boom(x = $.x) catch {
+            fix = Ok(x = 0)
+            yield Boom(v = fix.v)
+        }
+        yield Caught(v = bad.v, msg = bad.error, kind = bad.error_type)
+    }
+    workflow CatchWhen(x: Long) => (route: String) andThen {
+        bad = Boom(x = $.x) catch when {
+            case bad.error_type == "KeyError" => { yield CatchWhen(route = "key") }
+            case _ => { yield CatchWhen(route = "other:" ++ bad.error_type) }
+        }
+    }
+}
+"""
+
+calls: list[int] = []
+
+
+def boom(p):
+    if p["x"] == 7:
+        raise KeyError("seven")
+    raise ValueError(f"boom {p['x']}")
+
+
+def ok(p):
+    calls.append(p["x"])
+    return {"v": p["x"] + 1}
+
+
+HANDLERS = {"t.Boom": boom, "t.Ok": ok}
+
+
+async def test_failure_names_step_facet_and_cause(temporal_client, tmp_path):
+    calls.clear()
+    run = await run_ffl(temporal_client, FAIL, "t.Plain", {"x": 1}, handlers=HANDLERS, tmp_path=tmp_path)
+    assert run.error is not None
+    assert "b0/bad" in run.message and "t.Boom" in run.message and "boom 2" in run.message
+    assert run.error_type == "ValueError"
+    # the step after the failing one never started
+    assert calls == [1]
+    states = {s["path"]: s["state"] for s in run.steps}
+    assert states == {"b0/first": "completed", "b0/bad": "failed"}
+
+
+async def test_failure_in_a_composed_facet_names_the_inner_step(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, FAIL, "t.Nested", {"x": 3}, handlers=HANDLERS, tmp_path=tmp_path)
+    assert run.error is not None
+    assert "b0/wrap/b0/deep" in run.message and "t.Boom" in run.message and "boom 3" in run.message
+
+
+async def test_catch_gives_error_and_runs_the_catch_block(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, FAIL, "t.Caught", {"x": 5}, handlers=HANDLERS, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result["v"] == 1
+    assert "boom 5" in run.result["msg"]
+    assert run.result["kind"] == "ValueError"
+    assert {s["path"]: s["state"] for s in run.steps}["b0/bad"] == "caught"
+
+
+async def test_catch_when_chooses_by_error_type(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, FAIL, "t.CatchWhen", {"x": 7}, handlers=HANDLERS, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result == {"route": "key"}
+    run = await run_ffl(temporal_client, FAIL, "t.CatchWhen", {"x": 1}, handlers=HANDLERS, tmp_path=tmp_path)
+    assert run.result == {"route": "other:ValueError"}
+
+
+DECL_CATCH = """
+namespace t {
+    event facet Boom(x: Long) => (v: Long)
+    facet Safe(x: Long) => (v: Long, note: String) andThen {
+        b = Boom(x = $.x)
+        yield Safe(v = b.v)
+    } catch {
+        yield Safe(v = -1, note = "safe " ++ $.x)
+    }
+    workflow UseSafe(x: Long) => (v: Long, note: String, err: String) andThen {
+        s = Safe(x = $.x)
+        yield UseSafe(v = s.v, note = s.note, err = s.error_type)
+    }
+}
+"""
+
+
+async def test_declaration_catch_applies_to_its_calls(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, DECL_CATCH, "t.UseSafe", {"x": 2}, handlers=HANDLERS, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result == {"v": -1, "note": "safe 2", "err": "ValueError"}
+
+
+WHEN_MISSING = """
+namespace t {
+    event facet Ok(x: Long) => (v: Long)
+    workflow W(m: Json) => (r: String) andThen when {
+        case $.m.level > 3 => { yield W(r = "high") }
+        case $.m.kind == "x" => { yield W(r = "x") }
+        case _ => { yield W(r = "default") }
+    }
+}
+"""
+
+
+async def test_when_condition_that_cannot_be_read_counts_as_false(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, WHEN_MISSING, "t.W", {"m": {"kind": "x"}}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result == {"r": "x"}
+    run = await run_ffl(temporal_client, WHEN_MISSING, "t.W", {"m": {}}, tmp_path=tmp_path)
+    assert run.result == {"r": "default"}
+
+
+# ---------------------------------------------------------------- scripts
+
+SCRIPTS = """
+namespace t {
+    facet Pre(x: Long) => (y: Long) script { result["z"] = params["x"] * 3 } andThen {
+        yield Pre(y = $.z + 1)
+    }
+    workflow S(x: Long) => (y: Long, w: Long, s: String) andThen {
+        p = Pre(x = $.x)
+        yield S(y = p.y)
+    } andThen script {
+        result["w"] = params["x"] + 100
+        result["s"] = "from script"
+    }
+    workflow Bad(x: Long) => (y: Long) andThen script { result["y"] = 1 / (params["x"] - params["x"]) }
+}
+"""
+
+
+async def test_pre_script_and_script_block(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, SCRIPTS, "t.S", {"x": 2}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result == {"y": 7, "w": 102, "s": "from script"}
+
+
+async def test_script_error_keeps_its_type(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, SCRIPTS, "t.Bad", {"x": 2}, tmp_path=tmp_path)
+    assert run.error is not None
+    assert run.error_type == "ZeroDivisionError"
+    assert "b0/script" in run.message
