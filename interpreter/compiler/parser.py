@@ -7,6 +7,7 @@ even internal failures become diagnostics with ``file:line:col``.
 
 from __future__ import annotations
 
+import gc
 from functools import cache
 from importlib import resources
 
@@ -75,6 +76,10 @@ def _parse(text: str, path: str) -> SourceFile:
         raise _error(text, path, exc.offset, exc.message) from None
     lark, terminals = _parser()
     token = STATE.set(ParseState(path=path, scripts=scan.scripts, docs=scan.docs))
+    # The parse allocates many long-lived, acyclic nodes; collector passes over them
+    # would make parsing super-linear, and there is no cyclic garbage to find.
+    collecting = gc.isenabled()
+    gc.disable()
     try:
         return lark.parse(scan.text)
     except BuildError as exc:
@@ -88,6 +93,8 @@ def _parse(text: str, path: str) -> SourceFile:
         raise FFLSyntaxError([Diagnostic(path, line, col, f"syntax error: {exc}")]) from None
     finally:
         STATE.reset(token)
+        if collecting:
+            gc.enable()
 
 
 def _token_error(text: str, path: str, exc: UnexpectedToken, terminals: Terminals) -> FFLSyntaxError:
