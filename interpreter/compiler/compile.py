@@ -31,7 +31,10 @@ def parse_all(sources: list[tuple[str, str]]) -> tuple[list[SourceFile], list[Di
 
 
 def analyse(files: list[SourceFile]) -> tuple[Program, list[Diagnostic]]:
-    """Merge, resolve and validate parsed files; the Program is complete only without errors."""
+    """Merge, resolve and validate parsed files (filled in place, so pass fresh parses).
+
+    The Program is complete only when no diagnostics are returned.
+    """
     table = SymbolTable.build(sorted(files, key=lambda f: f.path))
     problems = list(table.diagnostics)
     problems += resolve(table)

@@ -52,7 +52,11 @@ class SymbolTable:
 
     @classmethod
     def build(cls, files: list[SourceFile]) -> SymbolTable:
-        """Merge the files' declarations (deep copies, with qname/namespace set)."""
+        """Merge the files' declarations, setting qname/namespace in place.
+
+        The compiler owns the parsed trees it is given and fills their resolved
+        fields directly: copying them would cost more than the whole validation.
+        """
         table = cls()
         for source in files:
             table._add_decls(source.decls, Context("", (), source.path))
@@ -78,10 +82,9 @@ class SymbolTable:
                 Diagnostic.at(decl.loc, f"duplicate declaration '{qname}' (first declared at {where})", ctx.file)
             )
             return
-        copy = decl.model_copy(deep=True)
-        copy.qname = qname
-        copy.namespace = ctx.namespace
-        entry = Entry(copy, ctx)
+        decl.qname = qname
+        decl.namespace = ctx.namespace
+        entry = Entry(decl, ctx)
         self.entries.append(entry)
         self.by_qname[qname] = entry
 
