@@ -11,6 +11,7 @@ second deployment on another queue stays self-contained.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Sequence
 from datetime import timedelta
 from typing import Any
@@ -56,7 +57,7 @@ class FFLWorkflow:
             raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
                                    non_retryable=True)
         self.tracker.mirror = config.mirror
-        flusher = workflow.create_task(self.flush_mirror()) if config.mirror else None
+        flusher = asyncio.create_task(self.flush_mirror()) if config.mirror else None
         interpreter = Interpreter(program, config, self.tracker)
         params: dict[str, Any] | None = None
         try:
