@@ -112,13 +112,13 @@ class ExprChecker:
         if name == scope.current:
             self.report(loc, f"step '{name}' cannot reference itself outside its own andThen and catch")
             return None
-        seen = scope.visible.get(name)
+        seen = scope.lookup(name)
         if seen is not None:
             reads.ref(name)
             if seen.sink is not None:
                 seen.sink.add(seen.index)
             return seen.step
-        if name in scope.later:
+        if scope.is_later(name):
             self.report(loc, f"step '{name}' is referenced before it is defined")
         elif name in self.decl_steps:
             self.report(loc, f"step '{name}' is defined in another block and is not visible here")

@@ -125,7 +125,8 @@ class _Builder:
             cluster.nodes.append((node, f"{step.name} = {step.call.facet or step.call.name}"))
             self.refs(step.refs, visible, node)
             visible[step.name] = node
-            self.tails(step, dict(visible), cluster, node)
+            if step.blocks or step.catch is not None:
+                self.tails(step, dict(visible), cluster, node)
         for index, item in enumerate(block.yields):
             node = _nid(f"{bid}/y{index}")
             cluster.nodes.append((node, f"yield {item.target or item.name}"))

@@ -22,26 +22,54 @@ class Visible:
 
 
 @dataclass(frozen=True)
+class Layer:
+    """The steps of one block, by name with their position; the first ``upto`` are visible.
+
+    Layers are shared between the scopes of one block (only ``upto`` differs),
+    so walking a block of n steps costs O(n), not O(n²).
+    """
+
+    steps: dict[str, tuple[int, Visible]]
+    upto: int
+
+    @classmethod
+    def of(cls, steps: list[Step], upto: int, sink: set[int] | None = None, index: int = -1) -> Layer:
+        table: dict[str, tuple[int, Visible]] = {}
+        for position, step in enumerate(steps):
+            table.setdefault(step.name, (position, Visible(step, sink, index)))
+        return cls(table, upto)
+
+
+@dataclass(frozen=True)
 class Scope:
     """What an expression may read here.
 
-    ``later``: step names defined after this point (for a precise message);
+    ``layers``: step tables of enclosing blocks, innermost last;
     ``current``: the step whose call is being checked (may not read itself);
     ``params``: ``$.`` names with types, None when a pre-script makes them unknowable;
     ``yield_targets``: the declaration, its signature mixins and enclosing steps' facets.
     """
 
-    visible: dict[str, Visible] = field(default_factory=dict)
-    later: frozenset[str] = frozenset()
+    layers: tuple[Layer, ...] = ()
     current: str | None = None
     params: dict[str, Ty] | None = None
     decl_qname: str = ""
     yield_targets: tuple[str, ...] = ()
 
-    def with_steps(self, steps: list[Step]) -> Scope:
-        visible = dict(self.visible)
-        visible.update((s.name, Visible(s)) for s in steps)
-        return replace(self, visible=visible)
+    def lookup(self, name: str) -> Visible | None:
+        """The visible step called ``name`` (innermost first), if any."""
+        for layer in reversed(self.layers):
+            found = layer.steps.get(name)
+            if found is not None and found[0] < layer.upto:
+                return found[1]
+        return None
+
+    def is_later(self, name: str) -> bool:
+        """True when ``name`` is a step of an enclosing block defined after this point."""
+        return any(name in layer.steps and layer.steps[name][0] >= layer.upto for layer in self.layers)
+
+    def with_layer(self, layer: Layer) -> Scope:
+        return replace(self, layers=(*self.layers, layer))
 
     def with_param(self, name: str, t: Ty = None) -> Scope:
         if self.params is None:

@@ -11,7 +11,7 @@ from ..program.model import Block, FacetDecl, ImplicitDecl, Loc, Step
 from .calls import call_problems, yield_problems
 from .diagnostics import Diagnostic
 from .exprs import ExprChecker
-from .scope import Reads, Scope, Visible
+from .scope import Layer, Reads, Scope
 from .symbols import SymbolTable
 
 
@@ -49,11 +49,9 @@ class BodyChecker:
             sink: set[int] = set()
             inner = scope
             if block.kind == "when" and regular:
-                visible = dict(scope.visible)
-                for earlier, steps in regular:
-                    for step in steps:
-                        visible.setdefault(step.name, Visible(step, sink, earlier))
-                inner = scope.evolve(visible=visible)
+                # earlier steps blocks go under the enclosing layers: enclosing steps win
+                seen = [Layer.of(steps, len(steps), sink, earlier) for earlier, steps in reversed(regular)]
+                inner = scope.evolve(layers=(*seen, *scope.layers))
             self.block(block, inner, f"{prefix}/b{index}")
             block.sees = sorted(sink)
             if block.kind == "steps":
@@ -96,24 +94,22 @@ class BodyChecker:
         steps = block.steps
         seen: set[str] = set()
         for step in steps:
-            outer = scope.visible.get(step.name)
+            outer = scope.lookup(step.name)
             if step.name in seen:
                 self.report(step.loc, f"duplicate step '{step.name}' in one block")
             elif outer is not None and outer.sink is None:
                 self.report(step.loc, f"duplicate step '{step.name}': it shadows a step of an enclosing block")
             seen.add(step.name)
-        names = [s.name for s in steps]
+        layer = Layer.of(steps, 0)
         for i, step in enumerate(steps):
             step.id = f"{bid}/s{i}"
-            before = scope.with_steps(steps[:i])
-            later = scope.later | (set(names[i + 1:]) - set(names[:i]))
-            self.step(step, before.evolve(later=later, current=step.name))
+            self.step(step, scope.with_layer(Layer(layer.steps, i)).evolve(current=step.name))
             targets = (*scope.yield_targets, step.call.facet) if step.call.facet else scope.yield_targets
-            tail = before.with_steps([step]).evolve(later=later, current=None, yield_targets=targets)
+            tail = scope.with_layer(Layer(layer.steps, i + 1)).evolve(current=None, yield_targets=targets)
             self.blocks(step.blocks, tail, step.id)
             if step.catch is not None:
                 self.block(step.catch.block, tail, f"{step.id}/catch", step.catch.loc)
-        after = scope.with_steps(steps).evolve(current=None)
+        after = scope.with_layer(Layer(layer.steps, len(steps))).evolve(current=None)
         targets: set[str] = set()
         for item in block.yields:
             reads = Reads()
