@@ -154,3 +154,19 @@ def test_outage_delays_the_mirror_but_never_blocks_or_loses(tmp_path, make_write
         assert db.logs.count_documents({}) == 21
     finally:
         service.stop()
+
+
+def test_a_record_without_optional_fields_keeps_what_earlier_records_said(mongo_uri, mongo_db, make_writer):
+    writer = make_writer(mongo_uri, mongo_db.name)
+    base = {"kind": "step", "workflow_id": "w", "run_id": "r", "path": "b0/s"}
+    writer.write([
+        {**base, "state": "running", "object_type": "SchemaInstantiation", "statement_id": "a.W/b0/s",
+         "facet": "a.Rec", "time": at(1)},
+        {**base, "state": "failed", "object_type": "", "statement_id": "", "facet": "", "error": "bad",
+         "time": at(2)},
+    ])  # fmt: skip
+    assert writer.flush(20)
+    step = mongo_db.steps.find_one()
+    assert (step["object_type"], step["statement_id"], step["facets"]["name"]) == (
+        "SchemaInstantiation", "a.W/b0/s", "a.Rec")
+    assert step["state"] == "failed" and step["error"] == {"message": "bad"}

@@ -191,18 +191,15 @@ def step_op(record: dict[str, Any]) -> MirrorOp:
     parent, block, root = record.get("parent_path"), record.get("block_path"), record.get("root_path")
     op = MirrorOp(schema.STEPS, ids.step_uuid(wf, run, path), rank=schema.STEP_RANK[state], time=time)
     op.set = {
-        "object_type": record.get("object_type") or "VariableAssignment",
         "runner_id": ids.runner_uuid(wf, run),
         "workflow_id": wf,
         "run_id": run,
         "path": path,
-        "statement_id": record.get("statement_id"),
         "container_type": "Step" if parent else "Runner",
         "container_id": ids.step_uuid(wf, run, parent) if parent else ids.runner_uuid(wf, run),
         "block_id": ids.step_uuid(wf, run, block) if block else None,
         "root_id": ids.step_uuid(wf, run, root) if root else None,
         "is_starting_step": not parent,
-        "facets.name": record.get("facet"),
     }
     if record.get("program_hash"):
         op.set["flow_id"] = ids.flow_uuid(record["program_hash"])
@@ -210,6 +207,13 @@ def step_op(record: dict[str, Any]) -> MirrorOp:
         "flow_definition_id": None, "flow_definition_json": None, "extra_data": None, "lock_status": "",
         "parameters": [], "state": "", "error": None,
     }  # fmt: skip
+    # Records of one step may omit these (a failure record); a blank never overwrites a known value.
+    for key, source, default in (("object_type", "object_type", "VariableAssignment"),
+                                 ("statement_id", "statement_id", None), ("facets.name", "facet", None)):
+        if record.get(source):
+            op.set[key] = record[source]
+        else:
+            op.set_on_insert[key] = default  # fmt: skip
     op.min = {"timestamp.created": time}
     op.max = {"timestamp.updated": time}
     if state == "running":

@@ -86,6 +86,16 @@ def _step_line(step: dict[str, Any], task: dict[str, Any] | None) -> list[str]:
     return lines
 
 
+def _parent_uuid(step: dict[str, Any], by_path: dict[str, dict[str, Any]], root: str) -> str:
+    """The nearest enclosing step (by path prefix): blocks and branches are path segments, not steps."""
+    path = str(step.get("path") or "")
+    while "/" in path:
+        path = path.rsplit("/", 1)[0]
+        if path in by_path:
+            return by_path[path]["uuid"]
+    return root
+
+
 def render_run(view: RunView) -> str:
     """The run as indented text: runner header, then the step tree, then the log count."""
     runner = view.runner
@@ -99,9 +109,10 @@ def render_run(view: RunView) -> str:
         lines.append("  returns " + _json(runner["returns"]))
     if runner.get("error"):
         lines.append("  error   " + _error_text(runner["error"]))
+    by_path = {step.get("path"): step for step in view.steps}
     children: dict[str, list[dict[str, Any]]] = {}
     for step in view.steps:
-        children.setdefault(step.get("container_id") or runner["uuid"], []).append(step)
+        children.setdefault(_parent_uuid(step, by_path, runner["uuid"]), []).append(step)
     for group in children.values():
         group.sort(key=lambda s: ((s.get("timestamp") or {}).get("created") or 0, s.get("path", "")))
     seen: set[str] = set()
@@ -116,10 +127,5 @@ def render_run(view: RunView) -> str:
             draw(step["uuid"], depth + 1)
 
     draw(runner["uuid"], 1)
-    orphans = [s for s in view.steps if s["uuid"] not in seen]  # container not mirrored (yet)
-    for step in sorted(orphans, key=lambda s: s.get("path", "")):
-        if step["uuid"] not in seen:
-            seen.add(step["uuid"])
-            lines.extend("  " + ("- " if i == 0 else "  ") + t for i, t in enumerate(_step_line(step, None)))
     lines.append(f"  {len(view.steps)} steps, {len(view.tasks)} tasks, {len(view.logs)} log entries")
     return "\n".join(lines)
