@@ -39,6 +39,9 @@ class Prescan:
     """Placeholder offset -> script code (dedented)."""
     docs: dict[int, str] = field(default_factory=dict)
     """Offset of the token following a doc comment -> the comment's text."""
+    decl_starts: list[tuple[int, int]] = field(default_factory=list)
+    """(offset, brace depth) of each declaration keyword that begins a line, in order:
+    the places where error recovery can resume."""
 
 
 _TOKEN = re.compile(
@@ -73,6 +76,7 @@ _PY_SHORT_STRING = {
     '"': re.compile(r'(?:[^"\\\n]|\\.)*(?:"|\n|$)', re.S),
 }
 _DOC_LINE_PREFIX = re.compile(r"^\s*\*+ ?")
+_DECL_KEYWORDS = frozenset({"namespace", "uses", "use", "facet", "event", "workflow", "schema", "implicit"})
 
 
 def prescan(text: str) -> Prescan:
@@ -80,7 +84,8 @@ def prescan(text: str) -> Prescan:
     result = Prescan(text="")
     pieces: list[str] = []
     copied = 0
-    depth = 0
+    depth = braces = 0
+    last_end = 0  # end of the previous token, to see whether a token begins its line
     pending_doc: str | None = None
     pos, end = 0, len(text)
     while pos < end:
@@ -101,14 +106,19 @@ def prescan(text: str) -> Prescan:
         if pending_doc is not None:
             result.docs[start] = pending_doc
             pending_doc = None
+        if kind == "word" and m.group() in _DECL_KEYWORDS and (last_end == 0 or "\n" in text[last_end:start]):
+            result.decl_starts.append((start, braces))
+        last_end = pos
         if kind == "quote":
             raise PrescanError(start, "unterminated string: missing closing '\"' on this line")
         if kind == "open":
             depth += 1
+            braces += m.group() == "{"
             if depth > MAX_NESTING:
                 raise PrescanError(start, f"nesting too deep (more than {MAX_NESTING} levels of brackets)")
         elif kind == "close":
             depth = max(0, depth - 1)
+            braces -= m.group() == "}"
         elif kind == "word" and m.group() == "script" and (start == 0 or text[start - 1] != "."):
             brace = _script_brace(text, pos)
             if brace >= 0:
@@ -117,7 +127,7 @@ def prescan(text: str) -> Prescan:
                 pieces.append(text[copied:brace])
                 pieces.append(PLACEHOLDER)
                 pieces.append(re.sub(r"[^\n]", " ", text[brace + 1 : closing + 1]))
-                copied = pos = closing + 1
+                copied = pos = last_end = closing + 1
     pieces.append(text[copied:])
     result.text = "".join(pieces)
     return result

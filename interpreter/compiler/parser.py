@@ -8,6 +8,7 @@ even internal failures become diagnostics with ``file:line:col``.
 from __future__ import annotations
 
 import gc
+import re
 from functools import cache
 from importlib import resources
 
@@ -18,7 +19,7 @@ from ..program.model import SourceFile
 from .diagnostics import Diagnostic, FFLSyntaxError
 from .parse_build import STATE, Builder, BuildError, ParseState
 from .parse_errors import Terminals, unexpected_char_message, unexpected_token_message
-from .parse_prescan import PrescanError, prescan
+from .parse_prescan import Prescan, PrescanError, prescan
 
 __all__ = ["parse_source"]
 
@@ -74,6 +75,34 @@ def _parse(text: str, path: str) -> SourceFile:
         scan = prescan(text)
     except PrescanError as exc:
         raise _error(text, path, exc.offset, exc.message) from None
+    errors: list[Diagnostic] = []
+    source = scan.text
+    while True:
+        try:
+            result = _parse_prepared(source, text, path, scan)
+        except _Failure as failure:
+            errors.append(failure.diagnostic)
+            source = _skip_declaration(source, text, scan, failure.diagnostic) if len(errors) < MAX_ERRORS else None
+            if source is None:
+                raise FFLSyntaxError(errors) from None
+            continue
+        if errors:
+            raise FFLSyntaxError(errors)
+        return result
+
+
+MAX_ERRORS = 10
+"""Most syntax errors reported for one file (each one costs a re-parse)."""
+
+
+class _Failure(Exception):
+    def __init__(self, diagnostic: Diagnostic):
+        super().__init__(diagnostic.message)
+        self.diagnostic = diagnostic
+
+
+def _parse_prepared(source: str, text: str, path: str, scan: Prescan) -> SourceFile:
+    """One Lark parse of the prescanned ``source``; the first error becomes a _Failure."""
     lark, terminals = _parser()
     token = STATE.set(ParseState(path=path, scripts=scan.scripts, docs=scan.docs))
     # The parse allocates many long-lived, acyclic nodes; collector passes over them
@@ -81,29 +110,50 @@ def _parse(text: str, path: str) -> SourceFile:
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return lark.parse(scan.text)
+        return lark.parse(source)
     except BuildError as exc:
-        raise FFLSyntaxError([Diagnostic(path, exc.line, exc.col, exc.message)]) from None
+        raise _Failure(Diagnostic(path, exc.line, exc.col, exc.message)) from None
     except UnexpectedToken as exc:
-        raise _token_error(text, path, exc, terminals) from None
+        message = unexpected_token_message(exc.token, _acceptable(exc), terminals)
+        if exc.token.type == "$END":
+            raise _Failure(_diagnostic_at(text, path, len(text.rstrip()), message)) from None
+        raise _Failure(Diagnostic(path, exc.token.line or 1, exc.token.column or 1, message)) from None
     except UnexpectedCharacters as exc:
-        raise _error(text, path, exc.pos_in_stream, unexpected_char_message(text[exc.pos_in_stream])) from None
+        message = unexpected_char_message(text[exc.pos_in_stream])
+        raise _Failure(_diagnostic_at(text, path, exc.pos_in_stream, message)) from None
     except UnexpectedInput as exc:
-        line, col = exc.line if exc.line > 0 else 1, exc.column if exc.column > 0 else 1
-        raise FFLSyntaxError([Diagnostic(path, line, col, f"syntax error: {exc}")]) from None
+        message = f"syntax error: {exc}"
+        raise _Failure(Diagnostic(path, max(exc.line, 1), max(exc.column, 1), message)) from None
     finally:
         STATE.reset(token)
         if collecting:
             gc.enable()
 
 
-def _token_error(text: str, path: str, exc: UnexpectedToken, terminals: Terminals) -> FFLSyntaxError:
-    tok: Token = exc.token
-    message = unexpected_token_message(tok, _acceptable(exc), terminals)
-    if tok.type == "$END":
-        end = len(text.rstrip())
-        return _error(text, path, end, message)
-    return FFLSyntaxError([Diagnostic(path, tok.line or 1, tok.column or 1, message)])
+def _skip_declaration(source: str, text: str, scan: Prescan, error: Diagnostic) -> str | None:
+    """``source`` with the declaration holding ``error`` blanked out, to look for more errors.
+
+    The declaration runs from the last line-initial declaration keyword before the
+    error to the next one at or after it. Blanking keeps every offset, and is done
+    only when the cut holds balanced braces, so it cannot invent errors of its own.
+    Returns None when there is no safe place to resume.
+    """
+    offset = _offset(text, error.line, error.col)
+    before = [(o, d) for o, d in scan.decl_starts if o < offset]
+    after = [(o, d) for o, d in scan.decl_starts if o >= offset]
+    if not before or not after or before[-1][1] != after[0][1]:
+        return None
+    cut, resume = before[-1][0], after[0][0]
+    return source[:cut] + re.sub(r"[^\n]", " ", source[cut:resume]) + source[resume:]
+
+
+def _offset(text: str, line: int, col: int) -> int:
+    start = 0
+    for _ in range(line - 1):
+        start = text.find("\n", start) + 1
+        if start == 0:
+            return len(text)
+    return start + col - 1
 
 
 def _acceptable(exc: UnexpectedToken) -> set[str]:
@@ -121,9 +171,13 @@ def _acceptable(exc: UnexpectedToken) -> set[str]:
 
 
 def _error(text: str, path: str, offset: int, message: str) -> FFLSyntaxError:
+    return FFLSyntaxError([_diagnostic_at(text, path, offset, message)])
+
+
+def _diagnostic_at(text: str, path: str, offset: int, message: str) -> Diagnostic:
     line = text.count("\n", 0, offset) + 1
     col = offset - (text.rfind("\n", 0, offset) + 1) + 1
-    return FFLSyntaxError([Diagnostic(path, line, col, message)])
+    return Diagnostic(path, line, col, message)
 
 
 def _first_unencodable(text: str) -> int:

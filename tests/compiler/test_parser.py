@@ -530,3 +530,28 @@ def test_conformance_programs_parse(path):
     assert source.path == path and source.decls
     facets = [d for ns in source.decls for d in getattr(ns, "decls", [ns])]
     assert any(getattr(d, "kind", None) == "workflow" for d in facets)
+
+
+def test_several_syntax_errors_one_per_broken_declaration():
+    src = """namespace n {
+    facet F(x Long)
+    workflow W() andThen {
+        s = F(x = 1 2)
+        t = G(y = )
+    }
+    facet Fine(a: Long)
+    facet H(a: Long
+    facet K()
+}"""
+    with pytest.raises(FFLSyntaxError) as info:
+        parse_source(src, "many.ffl")
+    found = [(d.line, d.col) for d in info.value.diagnostics]
+    # line 5 shares its declaration with line 4, so recovery skips it
+    assert found == [(2, 15), (4, 21), (9, 5)]
+
+
+def test_recovery_never_resumes_across_unbalanced_braces():
+    src = "workflow W() andThen {\n  s = F(\nfacet G(x Long)\n"
+    with pytest.raises(FFLSyntaxError) as info:
+        parse_source(src, "one.ffl")
+    assert [(d.line, d.col) for d in info.value.diagnostics] == [(3, 1)]
