@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -105,9 +106,14 @@ def _body(children: list) -> tuple[list[Step], list[Yield]]:
     return [c for c in children if isinstance(c, Step)], [c for c in children if isinstance(c, Yield)]
 
 
+_QUOTE_ESCAPE = re.compile(r"\\[\\']")
+
+
 def _unescape(token: Token) -> str:
+    """A string literal's value: JSON escapes, plus ``\\'`` for a single quote."""
+    text = _QUOTE_ESCAPE.sub(lambda m: "'" if m.group() == "\\'" else m.group(), token.value)
     try:
-        value = json.loads(token.value, strict=False)
+        value = json.loads(text, strict=False)
     except ValueError:
         raise BuildError(token, "invalid escape in string (use \\\" \\\\ \\n \\t \\uXXXX ...)") from None
     try:

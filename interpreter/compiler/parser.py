@@ -2,7 +2,19 @@
 
 ``parse_source`` is the only entry point. It raises FFLSyntaxError for every
 kind of bad input and nothing else: Lark's exceptions, numeric overflows and
-even internal failures become diagnostics with ``file:line:col``.
+even internal failures become diagnostics with ``file:line:col``. After an
+error it blanks out the broken declaration and parses again, so one run
+reports the first error of each broken declaration (up to MAX_ERRORS).
+
+Choices where the language contract is silent:
+- reserved words are never names, even where the grammar could tell them apart;
+- ``;`` and newlines are interchangeable and ignorable anywhere;
+- calls and yields need parentheses (``F()``); mixins may omit them (``with M``);
+- ``case _`` is the default case; ``-`` before a number literal folds into it;
+- strings take JSON escapes plus ``\\'``; identifiers are ASCII;
+- ``uses`` belongs inside a namespace (the AST has nowhere else to keep it);
+- brackets nest at most 32 deep and expressions at most 64 levels, which keeps
+  compiled programs inside pydantic's serialisation depth limit.
 """
 
 from __future__ import annotations

@@ -166,6 +166,7 @@ def test_doc_comment_only_attaches_to_the_next_token():
 
 def test_string_escapes_numbers_and_constants():
     assert expr(r'"a\"b\\c\nd\te\u00e9\/"').value == 'a"b\\c\nd\te\u00e9/'
+    assert expr(r'"it\'s \\\' \ud83d\ude00"').value == "it's \\' \U0001F600"
     assert expr("42").value == 42 and isinstance(expr("42").value, int)
     assert expr("3.14").value == 3.14
     assert expr("2.5E-3").value == 2.5e-3
