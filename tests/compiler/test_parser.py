@@ -556,3 +556,17 @@ def test_recovery_never_resumes_across_unbalanced_braces():
     with pytest.raises(FFLSyntaxError) as info:
         parse_source(src, "one.ffl")
     assert [(d.line, d.col) for d in info.value.diagnostics] == [(3, 1)]
+
+
+def test_deepest_accepted_program_still_serialises():
+    """The nesting limits exist so that whatever parses also survives JSON round trips."""
+    body = "x = E(a = " + " + ".join(["1"] * MAX_EXPRESSION_DEPTH) + ")"
+    for i in range((MAX_NESTING - 3) // 2):
+        body = f"s{i} = E(a = 1) catch when {{ case _ => {{ {body} }} }}"
+    src = f"namespace n {{ event facet E(a: Long) => (r: Long)\n workflow W() andThen {{ {body} }} }}"
+    source = parse_source(src, "deep.ffl")
+    assert type(source).model_validate_json(source.model_dump_json()) == source
+    compiler = pytest.importorskip("interpreter.compiler")
+    serialize = pytest.importorskip("interpreter.program.serialize")
+    program = compiler.compile_sources([("deep.ffl", src)])
+    assert serialize.program_from_json(serialize.program_to_json(program)) == program
