@@ -7,6 +7,12 @@
 - ``run_step`` waits for exactly the steps its call references, performs the
   call (activity, inlined body, record) and its own tail, and handles catch.
 
+Prompt facets (``prompt { ... }``) are dispatched exactly like event facets:
+the activity type is the facet's qualified name, the payload its arguments,
+so a handler registered under that name (e.g. one calling a language model)
+answers it. Declared returns a handler or body leaves unset take their
+default expression when they have one.
+
 Each step is its own asyncio task awaiting its references' handles, so a
 completing step wakes only the steps that read it. Yields are returned as
 ordered lists and merged by source order, never by completion order.
@@ -30,6 +36,10 @@ with workflow.unsafe.imports_passed_through():
 from .arguments import Arguments
 from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join, merge_into
 from .tracker import Tracker
+
+
+def _no_steps(name: str) -> Any:
+    raise EvaluationError(f"step '{name}' cannot be read in a default value")
 
 
 def retry_policy(retry: RetryConfig) -> RetryPolicy:
@@ -108,10 +118,15 @@ class Interpreter:
                 merge_into(returns, fields)
             else:
                 self.tracker.log(path, f"yield to '{target}' has no effect in '{decl.qname}'")
+        return self.return_defaults(decl, returns, params, path)
+
+    @staticmethod
+    def return_defaults(decl: FacetDecl, returns: dict[str, Any], params: dict[str, Any], path: str) -> dict:
+        """Declared returns nobody set take their default expression, evaluated with the parameters."""
         for ret in decl.returns:
             if ret.name not in returns and ret.default is not None:
                 try:
-                    returns[ret.name] = evaluate(ret.default, params, scope.step_value)
+                    returns[ret.name] = evaluate(ret.default, params, _no_steps)
                 except EvaluationError as err:
                     raise StepFailure(path or decl.qname, decl.qname, f"default of return '{ret.name}': {err}",
                                       "EvaluationError") from err
@@ -134,13 +149,23 @@ class Interpreter:
         return [write for writes in results for write in writes]
 
     def handles(self, steps: list[Step]) -> dict[str, Handle]:
-        return {s.name: Handle(s.name, self.arguments.declared_returns(s.call.facet)) for s in steps}
+        return {s.name: self.handle(s) for s in steps}
+
+    def handle(self, step: Step, returns: dict[str, Any] | None = None) -> Handle:
+        """A step's handle; a step that can catch reads ``error``/``error_type`` as null until it fails."""
+        decl = self.program.facets.get(step.call.facet or "")
+        catchable = step.catch is not None or (decl is not None and decl.catch is not None)
+        handle = Handle(step.name, self.arguments.declared_returns(step.call.facet),
+                        ("error", "error_type") if catchable else ())
+        if returns is not None:
+            handle.resolve(returns)
+        return handle
 
     async def run_block(self, block: Block, scope: Scope) -> list[Write]:
         if block.kind == "steps":
             for step in block.steps:
                 if step.name not in scope.steps:
-                    scope.steps[step.name] = Handle(step.name, self.arguments.declared_returns(step.call.facet))
+                    scope.steps[step.name] = self.handle(step)
             return await self.run_steps(block, scope)
         if block.kind == "foreach":
             return await self.run_foreach(block, scope)
@@ -270,18 +295,23 @@ class Interpreter:
         """The call itself, then the step's own tail (which takes precedence over the facet's body)."""
         call = step.call
         has_body = decl is not None and (bool(decl.blocks) or decl.script is not None)
-        if call.kind == "event" and decl is not None:
+        if decl is not None and (call.kind == "event" or decl.prompt is not None):
+            # Prompt facets dispatch like event facets: a handler registered under the facet's name answers.
             returns = await self.run_activity(decl, call.queue, args, path)
             if has_body and not step.blocks:
                 returns = await self.run_declaration(decl, args, path, scope, initial=returns)
+            else:
+                returns = self.return_defaults(decl, returns, args, path)
         elif call.kind in ("facet", "workflow") and decl is not None and has_body and not step.blocks:
             returns = await self.run_declaration(decl, args, path, scope)
         else:
             returns = dict(args)
+            if decl is not None:
+                returns = self.return_defaults(decl, returns, args, path)
         if not step.blocks:
             return returns, []
         facet = call.facet or call.name
-        tail = scope.child(path, steps={step.name: Handle.resolved(step.name, (), returns)}, script_target=facet)
+        tail = scope.child(path, steps={step.name: self.handle(step, returns)}, script_target=facet)
         # run_blocks gives each tail block a fresh child scope of ``tail``, which holds only the step
         return self.split(await self.run_blocks(step.blocks, tail, path), facet, dict(returns))
 
@@ -308,7 +338,7 @@ class Interpreter:
         catch_path = join(path, "catch")
         if step is not None and scope is not None and catch is step.catch:
             facet = step.call.facet or step.call.name
-            holder = scope.child(path, steps={step.name: Handle.resolved(step.name, (), returns)},
+            holder = scope.child(path, steps={step.name: self.handle(step, returns)},
                                  script_target=facet)
             writes = await self.run_block(catch.block, holder.child(catch_path))
             return self.split(writes, facet, returns)

@@ -55,18 +55,20 @@ def merge_into(returns: dict[str, Any], fields: dict[str, Any]) -> None:
 class Handle:
     """A step's slot in its scope: awaited by exactly the steps that reference it."""
 
-    __slots__ = ("name", "declared", "done", "returns", "failed")
+    __slots__ = ("name", "declared", "nullable", "done", "returns", "failed")
 
-    def __init__(self, name: str, declared: tuple[str, ...]):
+    def __init__(self, name: str, declared: tuple[str, ...], nullable: tuple[str, ...] = ()):
         self.name = name
         self.declared = declared
+        self.nullable = nullable  # fields that read as null when unset (error/error_type of a catchable step)
         self.done: asyncio.Future = asyncio.get_running_loop().create_future()
         self.returns: dict[str, Any] | None = None
         self.failed = False
 
     @classmethod
-    def resolved(cls, name: str, declared: tuple[str, ...], returns: dict[str, Any]) -> Handle:
-        handle = cls(name, declared)
+    def resolved(cls, name: str, declared: tuple[str, ...], returns: dict[str, Any],
+                 nullable: tuple[str, ...] = ()) -> Handle:
+        handle = cls(name, declared, nullable)
         handle.resolve(returns)
         return handle
 
@@ -89,7 +91,10 @@ class Handle:
     def value(self) -> StepValue:
         if self.returns is None:
             raise EvaluationError(f"step '{self.name}' has not completed")
-        return StepValue(self.name, self.returns, self.declared)
+        returns = self.returns
+        if self.nullable and any(key not in returns for key in self.nullable):
+            returns = {**dict.fromkeys(self.nullable), **returns}
+        return StepValue(self.name, returns, self.declared)
 
 
 class Scope:

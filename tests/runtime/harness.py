@@ -84,10 +84,10 @@ def registry_of(handlers: Mapping[str, Callable] | Callable | None) -> HandlerRe
 
 
 def isolated_config(program: Program, queue: str, base: RuntimeConfig | None = None) -> RuntimeConfig:
-    """``base`` (fast retries by default) with every event facet routed to ``queue``."""
+    """``base`` (fast retries by default) with every event or prompt facet routed to ``queue``."""
     config = (base or RuntimeConfig(retry=FAST_RETRY)).model_copy(deep=True)
     for name, decl in program.facets.items():
-        if decl.kind == "event":
+        if decl.kind == "event" or decl.prompt is not None:
             config.queues.setdefault(name, queue)
     return config
 

@@ -359,3 +359,28 @@ async def test_script_error_keeps_its_type(temporal_client, tmp_path):
     assert run.error is not None
     assert run.error_type == "ZeroDivisionError"
     assert "b0/script" in run.message
+
+
+PROMPT_AND_NULLS = """
+namespace p {
+    facet Ask(q: String) => (answer: String, score: Long = 5) prompt { template "Answer {q}" model "m" }
+    event facet Ok(x: Long) => (v: Long)
+    workflow A(q: String) => (answer: String, score: Long, err: String, kind: String) andThen {
+        a = Ask(q = $.q)
+        fine = Ok(x = 1) catch { yield A(err = "unexpected") }
+        yield A(answer = a.answer, score = a.score, err = fine.error, kind = fine.error_type)
+    }
+}
+"""
+
+
+def answer(p):
+    return {"answer": "42 for " + p["q"]}
+
+
+async def test_prompt_facet_is_answered_by_a_handler_and_error_fields_read_null(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, PROMPT_AND_NULLS, "p.A", {"q": "life"},
+                        handlers={"p.Ask": answer, "p.Ok": ok}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    # the return default applies to what the handler left out; a step that did not fail has null error fields
+    assert run.result == {"answer": "42 for life", "score": 5, "err": None, "kind": None}
