@@ -118,3 +118,19 @@ def test_server_lifecycle_startup_running_ping_shutdown(mongo_uri, mongo_db, mak
     doc = mongo_db.servers.find_one({"uuid": registration.uuid})
     assert doc["state"] == "shutdown"
     assert mongo_db.servers.count_documents({}) == 1
+
+
+def test_mirror_session_registers_the_worker_and_flushes_on_close(mongo_uri, mongo_db, tmp_path) -> None:
+    from interpreter.activities.mirror import MirrorSession
+
+    session = MirrorSession(mongo_uri, mongo_db.name, queues=["ffl"], handlers=["a.B"], service="interpreter",
+                            spool_dir=tmp_path / "spool").start()  # fmt: skip
+    event = TaskEvent(workflow_id="w", run_id="r", activity_id="b0/s", facet="a.B", queue="ffl", attempt=1,
+                      state="completed", payload={"x": 1}, returns={"y": 2})  # fmt: skip
+    session.listener.on_task(event)
+    assert session.close(10)
+    server = mongo_db.servers.find_one()
+    assert server["state"] == "shutdown" and server["service_name"] == "interpreter"
+    assert server["handled"] == [{"handler": "a.B", "handled": 1, "not_handled": 0}]
+    assert mongo_db.tasks.find_one()["state"] == "completed"
+    assert not list((tmp_path / "spool").glob("*.jsonl"))

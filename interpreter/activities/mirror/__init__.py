@@ -9,6 +9,7 @@ but never fails or blocks a workflow.
 - ``MirrorTaskListener(writer, registration)``: handler tasks and logs.
 - ``ServerRegistration(writer, queues=..., handlers=...)``: the worker's servers document.
 - ``MongoProgramStore(uri, database)`` / ``publish_to_mongo``: programs in flows/workflows.
+- ``MirrorSession(uri, ...)``: writer + listener + registration for one worker process.
 """
 
 from .documents import MirrorOp, RecordError, build_ops
@@ -16,6 +17,7 @@ from .listener import MirrorTaskListener
 from .program_store import MongoProgramStore, publish_to_mongo
 from .schema import COLLECTIONS, DEFAULT_DATABASE, INDEXES, ensure_indexes
 from .servers import ServerRegistration
+from .session import MirrorSession
 from .writer import MirrorWriter, database_from_uri
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "DEFAULT_DATABASE",
     "INDEXES",
     "MirrorOp",
+    "MirrorSession",
     "MirrorTaskListener",
     "MirrorWriter",
     "MongoProgramStore",
