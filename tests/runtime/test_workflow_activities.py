@@ -1,0 +1,97 @@
+"""The interpreter's own activities as plain functions: program store, scripts, LoadProgram."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from temporalio.exceptions import ApplicationError
+from temporalio.testing import ActivityEnvironment
+
+from interpreter.activities.interpreter_side import build_interpreter_activities
+from interpreter.activities.program_store import LocalProgramStore, default_registry_root
+from interpreter.activities.scripts import run_script
+from interpreter.program.config import RuntimeConfig
+from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, RUN_SCRIPT_ACTIVITY
+from interpreter.program.serialize import content_hash, program_from_json
+
+from .harness import compile_text
+
+ONE = "namespace a { workflow W() => (v: Long) andThen { yield W(v = 1) } }"
+TWO = "namespace a { workflow W() => (v: Long) andThen { yield W(v = 2) }  workflow X() }"
+
+
+def test_store_publish_is_idempotent_and_load_finds_latest(tmp_path):
+    store = LocalProgramStore(tmp_path)
+    one, two = compile_text(ONE), compile_text(TWO)
+    h1 = store.publish(one)
+    assert store.publish(one) == h1 == content_hash(one)
+    assert len(list((tmp_path / "programs").iterdir())) == 1
+    h2 = store.publish(two)
+    text, digest = store.load("a.W")
+    assert digest == h2 and program_from_json(text) == two
+    text, digest = store.load("a.W", h1)
+    assert digest == h1 and program_from_json(text) == one
+    assert store.published() == ["a.W", "a.X"]
+
+
+def test_store_lookup_errors_name_what_is_published(tmp_path):
+    store = LocalProgramStore(tmp_path)
+    h1 = store.publish(compile_text(ONE))
+    with pytest.raises(LookupError, match="a.W"):
+        store.load("a.Missing")
+    with pytest.raises(LookupError, match="no program with hash"):
+        store.load("a.W", "0" * 64)
+    with pytest.raises(LookupError, match="has no workflow 'a.X'"):
+        store.load("a.X", h1)
+
+
+def test_default_registry_root_follows_env(monkeypatch, tmp_path):
+    monkeypatch.setenv("FFL_REGISTRY", str(tmp_path))
+    assert default_registry_root() == tmp_path
+    monkeypatch.delenv("FFL_REGISTRY")
+    assert default_registry_root().parts[-2:] == (".ffl", "registry")
+
+
+def test_run_script_reads_params_and_fills_result():
+    assert run_script('result["y"] = params["x"] * 2\nresult["s"] = [1]', {"x": 4}) == {"y": 8, "s": [1]}
+    assert run_script("pass", {}) == {}
+
+
+def test_run_script_errors_keep_type_and_name_the_step():
+    with pytest.raises(ApplicationError) as info:
+        run_script("result['a'] = {}['k']", {}, "b0/s/script")
+    assert info.value.type == "KeyError" and "b0/s/script" in info.value.message
+    assert info.value.non_retryable
+    with pytest.raises(ApplicationError) as info:
+        run_script("result['a'] = object()", {})
+    assert "not JSON" in info.value.message
+
+
+async def test_build_interpreter_activities_and_load_program(tmp_path):
+    store = LocalProgramStore(tmp_path)
+    digest = store.publish(compile_text(ONE))
+    config = RuntimeConfig(mirror=True, queues={"a": "q"})
+    activities = build_interpreter_activities(store, config)
+    names = [a.__temporal_activity_definition.name for a in activities]
+    assert names == [LOAD_PROGRAM_ACTIVITY, RUN_SCRIPT_ACTIVITY]
+
+    class Sink:
+        records: list = []
+
+        def write(self, records):
+            self.records.extend(records)
+
+    sink = Sink()
+    activities = build_interpreter_activities(store, config, sink)
+    assert activities[-1].__temporal_activity_definition.name == MIRROR_ACTIVITY
+    env = ActivityEnvironment()
+    loaded = await env.run(activities[0], {"workflow": "a.W", "hash": None})
+    assert loaded["hash"] == digest and loaded["config"]["queues"] == {"a": "q"}
+    assert json.loads(loaded["program"])["facets"]["a.W"]["kind"] == "workflow"
+    with pytest.raises(ApplicationError) as info:
+        await env.run(activities[0], {"workflow": "a.Nope"})
+    assert info.value.type == "ProgramNotFound" and info.value.non_retryable
+    await env.run(activities[-1], [{"kind": "log"}])
+    assert sink.records == [{"kind": "log"}]
+    assert await env.run(activities[1], {"code": "result['v'] = params['p']", "params": {"p": 3}}) == {"v": 3}
