@@ -100,7 +100,7 @@ def prescan(text: str) -> Prescan:
             if close < 0:
                 raise PrescanError(start, "unterminated comment: '/*' has no closing '*/'")
             if kind == "doc":
-                pending_doc = _clean_doc(text[start + 3 : close])
+                pending_doc = _clean_doc(text[start + 3 : close]) or None
             pos = close + 2
             continue
         if pending_doc is not None:
