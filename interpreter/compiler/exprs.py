@@ -122,6 +122,8 @@ class ExprChecker:
             self.report(loc, f"step '{name}' is referenced before it is defined")
         elif name in self.decl_steps:
             self.report(loc, f"step '{name}' is defined in another block and is not visible here")
+        elif scope.params and name in scope.params:
+            self.report(loc, f"unknown step '{name}' (the parameter is written '$.{name}')")
         else:
             self.report(loc, f"unknown step '{name}'")
         return None

@@ -590,3 +590,8 @@ def test_qualified_call_needs_no_uses_and_top_level_names_are_visible():
             }
         }
     """))
+
+
+def test_bare_parameter_name_hints_at_dollar_form():
+    text = body("s = E(x = a.y)")
+    expect(text, "a.y", "unknown step 'a'", "'$.a'")
