@@ -154,6 +154,8 @@ def build_graph(decl: FacetDecl) -> Graph:
     builder.blocks(decl.blocks, {}, root, decl.qname, None)
     if decl.catch is not None:
         root.children.append(builder.block(decl.catch.block, {}, f"{decl.qname}/catch", "catch"))
+    if root.first_node() is None:
+        root.nodes.append((_nid(f"{decl.qname}/empty"), "(no steps)"))
     return Graph(root, builder.edges)
 
 

@@ -82,3 +82,10 @@ def test_every_conformance_workflow_draws_every_step(case):
             for step in block.steps:
                 assert f'["{step.name} = {step.call.facet}"]' in text
         assert graph.root.label == name
+
+
+def test_workflow_without_steps_still_draws_a_node():
+    program = compile_sources([("e.ffl", "workflow Empty(a: Long) => (b: Long)\n")])
+    text = render(program, "Empty", "mermaid")
+    assert '["(no steps)"]' in text
+    assert "(no steps)" in render(program, "Empty", "dot")
