@@ -242,8 +242,9 @@ class MirrorWriter:
                 else:
                     backoff = min(self._max_backoff, backoff * 2 or 0.1)
                 self._cond.notify_all()
-                if not ok and not self._stopping:
-                    self._cond.wait(backoff)
+                resume = time.monotonic() + (0.0 if ok else backoff)
+                while not self._stopping and (left := resume - time.monotonic()) > 0:
+                    self._cond.wait(left)  # new writes do not cut the backoff short
 
     def _send(self, batch: list[dict[str, Any]]) -> bool:
         """Write one batch; False means MongoDB is unreachable and the batch must be retried."""
