@@ -28,11 +28,16 @@ def _report(diagnostics: list[Diagnostic]) -> int:
     return 1
 
 
-def _write(text: str, output: str | None) -> None:
-    if output:
-        Path(output).write_text(text, encoding="utf-8")
-    else:
+def _write(text: str, output: str | None) -> int:
+    if not output:
         sys.stdout.write(text)
+        return 0
+    try:
+        Path(output).write_text(text, encoding="utf-8")
+    except OSError as exc:
+        print(f"error: cannot write {output}: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _check(args: argparse.Namespace) -> int:
@@ -52,8 +57,7 @@ def _compile(args: argparse.Namespace) -> int:
         program = compile_files(args.files)
     except CompileError as exc:
         return _report(exc.diagnostics)
-    _write(program_to_json(program) + "\n", args.output)
-    return 0
+    return _write(program_to_json(program) + "\n", args.output)
 
 
 def _graph(args: argparse.Namespace) -> int:
@@ -73,8 +77,7 @@ def _graph(args: argparse.Namespace) -> int:
     except GraphError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    _write(text, args.output)
-    return 0
+    return _write(text, args.output)
 
 
 def register(subparsers) -> None:

@@ -115,3 +115,9 @@ def test_graph_unknown_workflow_lists_available(files):
     assert done.returncode == 2
     assert "unknown workflow 'Nope'" in done.stderr
     assert "calc.Other, calc.Twice" in done.stderr
+
+
+def test_compile_to_unwritable_path_is_an_error_not_a_traceback(files):
+    done = ffl("compile", str(files["good"]), "-o", str(files["dir"] / "no" / "such" / "dir.json"))
+    assert done.returncode == 1
+    assert "cannot write" in done.stderr and "Traceback" not in done.stderr
