@@ -33,6 +33,15 @@ def _implicit_args(implicits: dict[str, list[ImplicitDecl]], qname: str) -> set[
     return {arg.name for imp in implicits.get(qname, []) for arg in imp.call.args}
 
 
+def _mixin_provides(table: SymbolTable, implicits: dict[str, list[ImplicitDecl]], mixin: MixinCall) -> set[str]:
+    """Argument names a mixin without ``as`` merges into a call: its args, defaults and implicits."""
+    mixed = facet(table, mixin.facet)
+    if mixed is None or mixin.alias is not None:
+        return set()
+    names = {a.name for a in mixin.args} | {p.name for p in mixed.params if p.default is not None}
+    return names | _implicit_args(implicits, mixed.qname)
+
+
 def mixin_problems(table: SymbolTable, mixin: MixinCall) -> list[Problem]:
     out = duplicate_args(mixin.args)
     decl = facet(table, mixin.facet)
@@ -46,7 +55,11 @@ def mixin_problems(table: SymbolTable, mixin: MixinCall) -> list[Problem]:
 
 
 def call_problems(table: SymbolTable, call: Call, implicits: dict[str, list[ImplicitDecl]]) -> list[Problem]:
-    """Undeclared, repeated and missing arguments of a step's call (with its mixins)."""
+    """Undeclared, repeated and missing arguments of a step's call (with its mixins).
+
+    A parameter is given by the call, a call-site or signature mixin without
+    ``as``, an implicit of the facet, or its default — as the workflow fills it.
+    """
     out = duplicate_args(call.args)
     if call.kind == "schema":
         record = schema(table, call.facet)
@@ -71,11 +84,9 @@ def call_problems(table: SymbolTable, call: Call, implicits: dict[str, list[Impl
     provided = {a.name for a in call.args} | _implicit_args(implicits, decl.qname)
     for mixin in call.mixins:
         out += mixin_problems(table, mixin)
-        mixed = facet(table, mixin.facet)
-        if mixed is not None and mixin.alias is None:
-            provided |= {a.name for a in mixin.args}
-            provided |= {p.name for p in mixed.params if p.default is not None}
-            provided |= _implicit_args(implicits, mixed.qname)
+        provided |= _mixin_provides(table, implicits, mixin)
+    for mixin in decl.mixins:
+        provided |= _mixin_provides(table, implicits, mixin)
     for param in decl.params:
         if param.default is None and param.name not in provided:
             out.append((call.loc, f"missing required argument '{param.name}' of '{decl.qname}' (no default)"))

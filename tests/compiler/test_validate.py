@@ -595,3 +595,13 @@ def test_qualified_call_needs_no_uses_and_top_level_names_are_visible():
 def test_bare_parameter_name_hints_at_dollar_form():
     text = body("s = E(x = a.y)")
     expect(text, "a.y", "unknown step 'a'", "'$.a'")
+
+
+def test_signature_mixin_fills_a_required_parameter():
+    clean(src("""
+        facet Tag(label: String)
+        event facet Send(parcel: String, label: String) with Tag(label = "std")
+        workflow W() andThen {
+            a = Send(parcel = "p")
+        }
+    """))
