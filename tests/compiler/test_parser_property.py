@@ -15,7 +15,9 @@ from interpreter.compiler.parser import parse_source
 from interpreter.program.model import Attr, Binary, Index, Lit, ParamRef, SourceFile, StepRef, Unary
 
 CONFORMANCE = "/work/shared/conformance"
-SETTINGS = settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
+)
 
 _EXTRA = """
 namespace x.y { uses a.b
