@@ -53,7 +53,9 @@ class DeclChecker:
         names = {p.name: ty(p.type) for p in decl.params}
         for mixin in decl.mixins:
             mixed = facet(self.table, mixin.facet)
-            if mixed is not None:
+            if mixin.alias:
+                names.setdefault(mixin.alias, None)
+            elif mixed is not None:
                 for p in mixed.params:
                     names.setdefault(p.name, ty(p.type))
         if decl.script is not None:

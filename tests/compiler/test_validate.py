@@ -605,3 +605,16 @@ def test_signature_mixin_fills_a_required_parameter():
             a = Send(parcel = "p")
         }
     """))
+
+
+def test_signature_mixin_parameters_or_alias_are_body_parameters():
+    clean(src("""
+        facet Retry(attempts: Long = 3)
+        event facet E(x: Long)
+        workflow W() with Retry() andThen {
+            a = E(x = $.attempts)
+        }
+        workflow V() with Retry() as retry andThen {
+            a = E(x = $.retry.attempts)
+        }
+    """))
