@@ -13,8 +13,8 @@ import tempfile
 from pathlib import Path
 from typing import Protocol
 
-from ..program.model import Program
-from ..program.serialize import content_hash, program_to_json
+from ..program.model import Block, FacetDecl, Program
+from ..program.serialize import content_hash, program_from_json, program_to_json
 
 
 class ProgramStore(Protocol):
@@ -86,3 +86,55 @@ class LocalProgramStore:
             known = ", ".join(sorted(n for n, f in facets.items() if f.get("kind") == "workflow"))
             raise LookupError(f"program {program_hash} has no workflow '{workflow}' (it has: {known or 'none'})")
         return text, program_hash
+
+
+def trim_program(text: str, workflow: str) -> str:
+    """The canonical JSON of only what ``workflow`` can reach: its facets, schemas and implicits.
+
+    Runs pin this in history (the hash stays the published program's), so a
+    registry holding many workflows does not weigh on every run's history.
+    """
+    program = program_from_json(text)
+    facets: dict[str, FacetDecl] = {}
+    schemas: set[str] = set()
+    pending = [workflow]
+    while pending:
+        name = pending.pop()
+        if name in facets:
+            continue
+        if name in program.schemas:
+            schemas.add(name)
+            continue
+        decl = program.facets.get(name)
+        if decl is None:
+            continue
+        facets[name] = decl
+        pending.extend(m.facet for m in decl.mixins if m.facet)
+        for implicit in program.implicits.get(name, []):
+            pending.extend(m.facet for m in implicit.call.mixins if m.facet)
+        blocks = list(decl.blocks) + ([decl.catch.block] if decl.catch else [])
+        pending.extend(_called(blocks))
+    trimmed = Program(
+        format=program.format,
+        facets={name: facets[name] for name in sorted(facets)},
+        schemas={name: program.schemas[name] for name in sorted(schemas)},
+        implicits={name: imps for name, imps in program.implicits.items() if name in facets or name in schemas},
+    )
+    return program_to_json(trimmed)
+
+
+def _called(blocks: list[Block]) -> list[str]:
+    """Qualified names every call and mixin in ``blocks`` (nested bodies included) refers to."""
+    found: list[str] = []
+    stack = list(blocks)
+    while stack:
+        block = stack.pop()
+        for step in block.steps:
+            if step.call.facet:
+                found.append(step.call.facet)
+            found.extend(m.facet for m in step.call.mixins if m.facet)
+            stack.extend(step.blocks)
+            if step.catch is not None:
+                stack.append(step.catch.block)
+        stack.extend(case.body for case in block.cases)
+    return found

@@ -10,6 +10,7 @@ never steal each other's tasks.
 
 from __future__ import annotations
 
+import asyncio
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -27,7 +28,7 @@ from interpreter.activities.program_store import LocalProgramStore
 from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.model import Program
-from interpreter.workflows import FFLWorkflow
+from interpreter.workflows import FFLWorkflow, workflow_runner
 
 CONFORMANCE = Path("/work/shared/conformance")
 
@@ -106,7 +107,7 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
     if not keep_queues:
         config = isolated_config(program, handler_queue, config)
     config = config or RuntimeConfig(retry=FAST_RETRY)
-    interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow],
+    interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
                          activities=build_interpreter_activities(store, config, mirror))
     registry = registry_of(handlers)
     handler_worker = Worker(client, task_queue=handler_queue,
@@ -118,8 +119,6 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
         run = FFLRun(handle=handle)
         started = time.monotonic()
         try:
-            import asyncio
-
             run.result = await asyncio.wait_for(handle.result(), timeout)
         except WorkflowFailureError as err:
             run.error = err
@@ -127,18 +126,3 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
         run.steps = await handle.query("steps")
     return run
 
-
-async def run_with_workers(client: Client, program: Program, tmp_path: Path, *,
-                           handlers: Any = None, config: RuntimeConfig | None = None):
-    """Context pieces for tests that start several runs themselves: (queue, store, workers)."""
-    queue = "ffl-" + uuid.uuid4().hex[:10]
-    handler_queue = queue + "-handlers"
-    store = LocalProgramStore(tmp_path / "registry")
-    store.publish(program)
-    config = isolated_config(program, handler_queue, config)
-    workers = [
-        Worker(client, task_queue=queue, workflows=[FFLWorkflow], activities=build_interpreter_activities(store, config)),
-        Worker(client, task_queue=handler_queue,
-               activities=[build_handler_activity(registry_of(handlers), handler_queue)]),
-    ]
-    return queue, store, workers

@@ -95,3 +95,20 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     await env.run(activities[-1], [{"kind": "log"}])
     assert sink.records == [{"kind": "log"}]
     assert await env.run(activities[1], {"code": "result['v'] = params['p']", "params": {"p": 3}}) == {"v": 3}
+
+
+def test_trim_program_keeps_what_the_workflow_reaches():
+    from interpreter.activities.program_store import trim_program
+    from interpreter.program.serialize import program_to_json
+
+    from .harness import CONFORMANCE
+
+    text = program_to_json(compile_text(TWO))
+    assert set(json.loads(trim_program(text, "a.W"))["facets"]) == {"a.W"}
+    mixins = compile_text({"m.ffl": (CONFORMANCE / "valid/mixins/program.ffl").read_text(), "other.ffl": ONE})
+    trimmed = program_from_json(trim_program(program_to_json(mixins), "ship.Dispatch"))
+    assert set(trimmed.facets) == {"ship.Dispatch", "ship.Send", "ship.Tag", "ship.Retry"}
+    assert set(trimmed.schemas) == {"ship.Address"}
+    assert set(trimmed.implicits) == {"ship.Tag"}
+    assert trim_program(trim_program(program_to_json(mixins), "ship.Dispatch"), "ship.Dispatch") == \
+        program_to_json(trimmed)
