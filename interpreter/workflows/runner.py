@@ -109,7 +109,7 @@ class Interpreter:
         params = dict(params)
         if decl.script is not None:
             params.update(await self.run_script(decl.script.code, params, join(path, "script"), decl.qname))
-        scope = Scope(params, path, None, caller, decl.qname)
+        scope = Scope(params, path, None, caller, decl.qname, owner=path or None)
         writes = await self.run_blocks(decl.blocks, scope, path)
         returns = dict(initial or {})
         targets = {decl.qname, *(m.facet for m in decl.mixins if m.facet)}
@@ -270,7 +270,8 @@ class Interpreter:
         kind = self.object_type(step)
         decl = self.program.facets.get(step.call.facet or "")
         args: dict[str, Any] | None = None
-        self.tracker.step(path, facet, "running", statement_id=step.id, object_type=kind)
+        self.tracker.step(path, facet, "running", statement_id=step.id, object_type=kind, parent=scope.owner,
+                          block=scope.path)
         try:
             try:
                 args = self.arguments.for_call(step.call, scope.params, scope.step_value)
@@ -311,7 +312,7 @@ class Interpreter:
         if not step.blocks:
             return returns, []
         facet = call.facet or call.name
-        tail = scope.child(path, steps={step.name: self.handle(step, returns)}, script_target=facet)
+        tail = scope.child(path, steps={step.name: self.handle(step, returns)}, script_target=facet, owner=path)
         # run_blocks gives each tail block a fresh child scope of ``tail``, which holds only the step
         return self.split(await self.run_blocks(step.blocks, tail, path), facet, dict(returns))
 
@@ -338,12 +339,12 @@ class Interpreter:
         catch_path = join(path, "catch")
         if step is not None and scope is not None and catch is step.catch:
             facet = step.call.facet or step.call.name
-            holder = scope.child(path, steps={step.name: self.handle(step, returns)},
+            holder = scope.child(path, steps={step.name: self.handle(step, returns)}, owner=path,
                                  script_target=facet)
             writes = await self.run_block(catch.block, holder.child(catch_path))
             return self.split(writes, facet, returns)
         qname = decl.qname if decl is not None else ""
-        inner = Scope(dict(args), catch_path, None, scope, qname)
+        inner = Scope(dict(args), catch_path, None, scope, qname, owner=path or None)
         writes = await self.run_block(catch.block, inner)
         targets = {qname, *(m.facet for m in decl.mixins if m.facet)} if decl is not None else set()
         for target, fields in writes:

@@ -105,10 +105,11 @@ class Scope:
     starting (the caller's scope for an inlined body).
     """
 
-    __slots__ = ("params", "path", "steps", "names", "control", "failed", "script_target")
+    __slots__ = ("params", "path", "steps", "names", "control", "failed", "script_target", "owner")
 
     def __init__(self, params: dict[str, Any], path: str, names: Scope | None, control: Scope | None,
-                 script_target: str, steps: dict[str, Handle] | None = None):
+                 script_target: str, steps: dict[str, Handle] | None = None, owner: str | None = None):
+        self.owner = owner  # path of the nearest enclosing step (None at the workflow's top level)
         self.params = params
         self.path = path
         self.steps: dict[str, Handle] = steps if steps is not None else {}
@@ -118,9 +119,11 @@ class Scope:
         self.script_target = script_target
 
     def child(self, path: str, params: dict[str, Any] | None = None,
-              steps: dict[str, Handle] | None = None, script_target: str | None = None) -> Scope:
+              steps: dict[str, Handle] | None = None, script_target: str | None = None,
+              owner: str | None = None) -> Scope:
         return Scope(self.params if params is None else params, path, self, self,
-                     self.script_target if script_target is None else script_target, steps)
+                     self.script_target if script_target is None else script_target, steps,
+                     self.owner if owner is None else owner)
 
     def find(self, name: str) -> Handle:
         scope: Scope | None = self

@@ -20,6 +20,7 @@ class Tracker:
         self.steps: dict[str, dict[str, Any]] = {}
         self.counts = dict.fromkeys(STATES, 0)
         self.buffer: list[dict[str, Any]] = []
+        self.places: dict[str, tuple[str | None, str, str]] = {}  # path → (parent step, block, root step)
         self.workflow_id = ""
         self.run_id = ""
 
@@ -29,7 +30,9 @@ class Tracker:
     # ------------------------------------------------------------------ steps
 
     def step(self, path: str, facet: str, state: str, *, statement_id: str = "", object_type: str = "",
-             params: dict | None = None, returns: dict | None = None, error: str | None = None) -> None:
+             params: dict | None = None, returns: dict | None = None, error: str | None = None,
+             parent: str | None = None, block: str = "") -> None:
+        """Record a step's state; ``parent`` (enclosing step) and ``block`` are given on its first record."""
         record = self.steps.get(path)
         if record is None:
             record = {"path": path, "facet": facet, "state": state, "returns": None, "error": None}
@@ -44,11 +47,14 @@ class Tracker:
             record["error"] = error
         self._details()
         if self.mirror:
-            parent, _, _ = path.rpartition("/")
+            place = self.places.get(path)
+            if place is None:
+                root = self.places[parent][2] if parent in self.places else (parent or path)
+                place = self.places[path] = (parent, block, root)
             self.buffer.append({
                 "kind": "step", "workflow_id": self.workflow_id, "run_id": self.run_id, "path": path,
                 "statement_id": statement_id, "facet": facet, "object_type": object_type,
-                "parent_path": parent, "block_path": parent, "root_path": path.split("/", 1)[0],
+                "parent_path": place[0], "block_path": place[1], "root_path": place[2],
                 "state": state, "params": params, "returns": returns, "error": error,
                 "time": workflow.now().isoformat(),
             })

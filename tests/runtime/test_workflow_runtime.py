@@ -133,6 +133,9 @@ async def test_mirror_records_are_sent_before_the_run_ends(temporal_client, tmp_
     done = next(r for r in steps if r["path"] == "b0/r/b0/p" and r["state"] == "completed")
     assert done["statement_id"] == "b.Rich/b0/s0" and done["object_type"] == "VariableAssignment"
     assert done["params"] == {"v": 3} and done["returns"] == {"v": 4}
+    assert (done["parent_path"], done["block_path"], done["root_path"]) == ("b0/r", "b0/r/b0", "b0/r")
+    top = next(r for r in steps if r["path"] == "b0/r")
+    assert (top["parent_path"], top["block_path"], top["root_path"]) == (None, "b0", "b0/r")
     assert all(r["workflow_id"] == run.handle.id for r in sink.records)
 
 
