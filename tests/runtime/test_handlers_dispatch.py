@@ -5,12 +5,9 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from datetime import timedelta
 
 import pytest
-from temporalio import workflow
 from temporalio.client import WorkflowFailureError
-from temporalio.common import RetryPolicy
 from temporalio.exceptions import ApplicationError, TimeoutType
 from temporalio.exceptions import TimeoutError as ActivityTimeout
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
@@ -19,23 +16,7 @@ from interpreter.activities.dispatch import build_handler_activity
 from interpreter.activities.handlers import HandlerRegistry, NonRetryableError
 from interpreter.activities.listeners import CollectingListener
 
-
-@workflow.defn(name="test.CallHandler")
-class CallHandler:
-    """Calls one activity by name, as the interpreter workflow does for an event facet step."""
-
-    @workflow.run
-    async def run(self, spec: dict) -> dict:
-        return await workflow.execute_activity(
-            spec["facet"],
-            spec["payload"],
-            activity_id=spec.get("path", "block0/s0"),
-            start_to_close_timeout=timedelta(seconds=30),
-            heartbeat_timeout=timedelta(seconds=spec["heartbeat"]) if spec.get("heartbeat") else None,
-            retry_policy=RetryPolicy(
-                initial_interval=timedelta(milliseconds=50), maximum_attempts=spec.get("attempts", 3)
-            ),
-        )
+from .call_handler import CallHandler
 
 
 async def _call(client, queue, registry, facet, payload, listeners=(), **spec) -> dict:

@@ -1,0 +1,92 @@
+"""Temporal client options from command-line flags and the environment.
+
+Shared by ``worker.py``, ``ffl worker``, ``ffl run --address`` and ``ffl status``
+so every entry point connects the same way: flags first, then
+``TEMPORAL_ADDRESS``, ``TEMPORAL_NAMESPACE``, ``TEMPORAL_TLS_CERT``,
+``TEMPORAL_TLS_KEY``, ``TEMPORAL_TLS_CA``, ``TEMPORAL_API_KEY``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+DEFAULT_ADDRESS = "localhost:7233"
+DEFAULT_NAMESPACE = "default"
+
+
+@dataclass
+class ConnectOptions:
+    address: str = DEFAULT_ADDRESS
+    namespace: str = DEFAULT_NAMESPACE
+    tls_cert: str | None = None
+    tls_key: str | None = None
+    tls_ca: str | None = None
+    api_key: str | None = None
+
+    def describe(self) -> str:
+        security = "mTLS" if self.tls_cert else ("TLS" if self.tls_ca or self.api_key else "plain")
+        auth = " + API key" if self.api_key else ""
+        return f"{self.address} namespace {self.namespace} ({security}{auth})"
+
+
+def add_connection_args(parser: argparse.ArgumentParser, *, address_help: str | None = None) -> None:
+    group = parser.add_argument_group("Temporal connection")
+    group.add_argument(
+        "--address", help=address_help or f"Temporal frontend host:port (env TEMPORAL_ADDRESS, default {DEFAULT_ADDRESS})"
+    )
+    group.add_argument("--namespace", help="Temporal namespace (env TEMPORAL_NAMESPACE, default 'default')")
+    group.add_argument("--tls-cert", help="client certificate PEM file for mTLS (env TEMPORAL_TLS_CERT)")
+    group.add_argument("--tls-key", help="client private key PEM file for mTLS (env TEMPORAL_TLS_KEY)")
+    group.add_argument("--tls-ca", help="server root CA PEM file (env TEMPORAL_TLS_CA)")
+    group.add_argument("--api-key", help="API key, e.g. for Temporal Cloud (env TEMPORAL_API_KEY); implies TLS")
+
+
+def options_from_args(args: argparse.Namespace, env: dict[str, str] | None = None) -> ConnectOptions:
+    env = dict(os.environ) if env is None else env
+
+    def pick(flag: str, var: str) -> str | None:
+        value = getattr(args, flag, None)
+        return value if value else (env.get(var) or None)
+
+    return ConnectOptions(
+        address=pick("address", "TEMPORAL_ADDRESS") or DEFAULT_ADDRESS,
+        namespace=pick("namespace", "TEMPORAL_NAMESPACE") or DEFAULT_NAMESPACE,
+        tls_cert=pick("tls_cert", "TEMPORAL_TLS_CERT"),
+        tls_key=pick("tls_key", "TEMPORAL_TLS_KEY"),
+        tls_ca=pick("tls_ca", "TEMPORAL_TLS_CA"),
+        api_key=pick("api_key", "TEMPORAL_API_KEY"),
+    )
+
+
+def _read(path: str | None) -> bytes | None:
+    return Path(path).expanduser().read_bytes() if path else None
+
+
+def tls_config(options: ConnectOptions):
+    """``TLSConfig`` from the PEM files, ``True`` for TLS with system roots (API key only), else ``False``."""
+    from temporalio.service import TLSConfig
+
+    if bool(options.tls_cert) != bool(options.tls_key):
+        raise ValueError("mTLS needs both --tls-cert and --tls-key (or TEMPORAL_TLS_CERT and TEMPORAL_TLS_KEY)")
+    if options.tls_cert or options.tls_ca:
+        return TLSConfig(
+            server_root_ca_cert=_read(options.tls_ca),
+            client_cert=_read(options.tls_cert),
+            client_private_key=_read(options.tls_key),
+        )
+    return bool(options.api_key)
+
+
+async def connect(options: ConnectOptions):
+    """A connected ``temporalio.client.Client``."""
+    from temporalio.client import Client
+
+    return await Client.connect(
+        options.address,
+        namespace=options.namespace,
+        tls=tls_config(options),
+        api_key=options.api_key,
+    )

@@ -1,0 +1,183 @@
+"""Temporal workers for FFL: the interpreter queue and handler queues.
+
+``worker.py`` (repo root) and ``ffl worker`` are thin shims over :func:`main`;
+``ffl run`` builds the same workers in-process with :func:`build_worker`.
+The interpreter queue (``ffl``) runs the FFL workflow and its own activities
+(program loading, scripts, mirror) and may serve handlers too; any other queue
+serves the handlers whose facets map to it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from datetime import timedelta
+from pathlib import Path
+
+from ..activities.dispatch import build_handler_activity
+from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handlers
+from ..activities.listeners import TaskListener
+from ..program.config import RuntimeConfig
+from ..program.constants import INTERPRETER_QUEUE
+from .connect import ConnectOptions, add_connection_args, connect, options_from_args
+
+log = logging.getLogger("ffl.worker")
+
+
+def load_config(path: str | None) -> RuntimeConfig:
+    """RuntimeConfig from a JSON file (retry, facet_retry, queues, mirror); defaults without one."""
+    if not path:
+        return RuntimeConfig()
+    return RuntimeConfig.model_validate_json(Path(path).read_text(encoding="utf-8"))
+
+
+def open_store(registry_dir: str | None, mongo_uri: str | None):
+    """The program store the interpreter worker loads programs from."""
+    if mongo_uri:
+        try:
+            from ..activities.program_store_mongo import MongoProgramStore  # provided with the Mongo mirror
+        except ImportError as exc:
+            raise SystemExit(f"--mongo given but no Mongo program store is available: {exc}") from exc
+        return MongoProgramStore(mongo_uri)
+    from ..activities.program_store import LocalProgramStore
+
+    return LocalProgramStore(registry_dir) if registry_dir else LocalProgramStore()
+
+
+def workflow_runner():
+    """The sandboxed runner with the pure program layer passed through (it is deterministic and heavy)."""
+    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
+
+    from .. import workflows
+
+    custom = getattr(workflows, "workflow_runner", None)
+    if callable(custom):
+        return custom()
+    return SandboxedWorkflowRunner(
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "interpreter.program")
+    )
+
+
+def build_worker(
+    client,
+    queue: str,
+    registry: HandlerRegistry,
+    *,
+    store=None,
+    config: RuntimeConfig | None = None,
+    listeners: Sequence[TaskListener] = (),
+    mirror: object | None = None,
+    shutdown_grace: float = 10.0,
+):
+    """A Worker for ``queue``: handlers always; on the interpreter queue also the workflow and its activities."""
+    from temporalio.worker import Worker
+
+    activities = [build_handler_activity(registry, queue, listeners)]
+    workflows: list = []
+    runner = {}
+    if queue == INTERPRETER_QUEUE:
+        from ..activities.interpreter_side import build_interpreter_activities
+        from ..workflows import FFLWorkflow
+
+        if store is None:
+            raise ValueError(f"the {INTERPRETER_QUEUE} queue needs a program store")
+        activities = build_interpreter_activities(store, config or RuntimeConfig(), mirror) + activities
+        workflows = [FFLWorkflow]
+        runner = {"workflow_runner": workflow_runner()}
+    return Worker(
+        client,
+        task_queue=queue,
+        workflows=workflows,
+        activities=activities,
+        activity_executor=ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"ffl-act-{queue}"),
+        graceful_shutdown_timeout=timedelta(seconds=shutdown_grace),
+        **runner,
+    )
+
+
+def add_worker_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--task-queue", "-q", required=True, help=f"queue to serve ('{INTERPRETER_QUEUE}' = interpreter)")
+    parser.add_argument(
+        "--handlers", action="append", default=[], metavar="PKG_OR_FILE",
+        help="handler module/package, .py file or directory (repeatable)",
+    )  # fmt: skip
+    parser.add_argument("--registry", help="program registry directory (env FFL_REGISTRY, default ~/.ffl/registry)")
+    parser.add_argument("--mongo", help="MongoDB URI for programs and the mirror (env MONGODB_URI)")
+    parser.add_argument("--config", help="runtime configuration JSON (retry, facet_retry, queues, mirror)")
+    parser.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds running handlers get on shutdown")
+    add_connection_args(parser)
+
+
+def _describe(queue: str, registry: HandlerRegistry, config: RuntimeConfig, options: ConnectOptions, store) -> str:
+    served = registry.names(queue=queue, overrides=config.queues)
+    handlers = f"handlers {', '.join(served)}" if served else "no handlers"
+    if queue == INTERPRETER_QUEUE:
+        where = getattr(store, "root", None) or type(store).__name__
+        return f"ffl worker: queue {queue} on {options.describe()}: interpreter workflow (programs from {where}), {handlers}"
+    return f"ffl worker: queue {queue} on {options.describe()}: {handlers}"
+
+
+async def serve(args: argparse.Namespace) -> int:
+    """Run one worker until SIGINT/SIGTERM, then shut it down gracefully."""
+    options = options_from_args(args)
+    config = load_config(args.config)
+    try:
+        registry = load_handlers(args.handlers) if args.handlers else HandlerRegistry()
+    except HandlerLoadError as exc:
+        print(f"ffl worker: {exc}", file=sys.stderr)
+        return 2
+    queue = args.task_queue
+    store = None
+    if queue == INTERPRETER_QUEUE:
+        store = open_store(args.registry or os.environ.get("FFL_REGISTRY"), args.mongo or os.environ.get("MONGODB_URI"))
+    elif not registry.names(queue=queue, overrides=config.queues):
+        print(f"ffl worker: warning: no loaded handler maps to queue {queue} "
+              f"(loaded: {', '.join(registry.names()) or 'none'})", file=sys.stderr)  # fmt: skip
+    client = await connect(options)
+    worker = build_worker(client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace)
+
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    running = asyncio.create_task(worker.run())
+    print(_describe(queue, registry, config, options, store), file=sys.stderr, flush=True)
+    stopped = asyncio.create_task(stop.wait())
+    done, _ = await asyncio.wait({running, stopped}, return_when=asyncio.FIRST_COMPLETED)
+    if running in done:  # the worker failed on its own (e.g. lost the server for good)
+        stopped.cancel()
+        running.result()
+        return 1
+    print(f"ffl worker: queue {queue}: shutting down", file=sys.stderr, flush=True)
+    await worker.shutdown()
+    await running
+    return 0
+
+
+def build_parser(prog: str = "worker.py") -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog=prog, description="Serve one FFL task queue on Temporal.")
+    add_worker_args(parser)
+    return parser
+
+
+def run_worker(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=os.environ.get("FFL_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr)
+    try:
+        return asyncio.run(serve(args))
+    except Exception as exc:  # connection refused, bad TLS files, ...
+        print(f"ffl worker: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 1
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Entry point of ``python worker.py``: ends with a flush and ``os._exit`` (see the design)."""
+    status = run_worker(build_parser().parse_args(argv))
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(status)

@@ -1,0 +1,133 @@
+"""worker.py as a real process: serves a handler queue, stops cleanly on SIGTERM; connection options."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import signal
+import subprocess
+import sys
+import threading
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.service import TLSConfig
+from temporalio.worker import UnsandboxedWorkflowRunner, Worker
+
+from interpreter.cli.connect import ConnectOptions, add_connection_args, options_from_args, tls_config
+
+from .call_handler import CallHandler
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+class WorkerProcess:
+    """``python worker.py ...`` with its stderr collected; ``ready`` once it logged what it serves."""
+
+    def __init__(self, *args: str, env: dict | None = None) -> None:
+        self.proc = subprocess.Popen(
+            [sys.executable, str(REPO / "worker.py"), *args],
+            cwd=REPO, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+            env={**os.environ, **(env or {})},
+        )  # fmt: skip
+        self.lines: list[str] = []
+        self.ready = threading.Event()
+        threading.Thread(target=self._read, daemon=True).start()
+
+    def _read(self) -> None:
+        for line in self.proc.stderr:
+            self.lines.append(line)
+            if line.startswith("ffl worker: queue"):
+                self.ready.set()
+
+    def wait_ready(self, timeout: float = 30) -> str:
+        if not self.ready.wait(timeout):
+            self.stop()
+            raise AssertionError("worker did not start:\n" + "".join(self.lines))
+        return next(line for line in self.lines if line.startswith("ffl worker: queue"))
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            raise
+
+
+def _write_handlers(folder: Path, queue: str) -> Path:
+    path = folder / "slow_handlers.py"
+    path.write_text(
+        "import time\n"
+        "from interpreter.activities.handlers import handler\n\n"
+        f"@handler('{queue}.Echo')\n"
+        "def echo(p):\n"
+        "    open(p['marker'], 'w').close()\n"
+        "    time.sleep(p.get('sleep', 0))\n"
+        "    return {'echo': dict(p), 'pid': __import__('os').getpid()}\n"
+    )
+    return path
+
+
+async def test_handler_worker_process_serves_queue_and_exits_0_on_sigterm(
+    temporal_client, temporal_service, task_queue, tmp_path
+):
+    handlers = _write_handlers(tmp_path, task_queue)
+    marker = tmp_path / "started"
+    proc = WorkerProcess("--task-queue", task_queue, "--handlers", str(handlers),
+                         env={"TEMPORAL_ADDRESS": temporal_service.address})  # fmt: skip
+    try:
+        banner = proc.wait_ready()
+        assert f"queue {task_queue}" in banner and f"{task_queue}.Echo" in banner
+        wf_queue = task_queue + "-wf"
+        async with Worker(temporal_client, task_queue=wf_queue, workflows=[CallHandler],
+                          workflow_runner=UnsandboxedWorkflowRunner()):  # fmt: skip
+            handle = await temporal_client.start_workflow(
+                "test.CallHandler",
+                {"facet": f"{task_queue}.Echo", "payload": {"x": 1, "sleep": 1.5, "marker": str(marker)}, "queue": task_queue},
+                id=f"test-{uuid.uuid4().hex[:8]}", task_queue=wf_queue,
+            )  # fmt: skip
+            # SIGTERM while the handler runs: the worker lets it finish, then exits 0.
+            for _ in range(200):
+                if marker.exists():
+                    break
+                await asyncio.sleep(0.05)
+            assert marker.exists(), "".join(proc.lines)
+            assert await asyncio.to_thread(proc.stop) == 0
+            result = await handle.result()
+        assert result["echo"] == {"x": 1, "sleep": 1.5, "marker": str(marker)}
+        assert result["pid"] == proc.proc.pid
+        assert any("shutting down" in line for line in proc.lines)
+    finally:
+        proc.stop(signal.SIGKILL)
+
+
+def test_worker_rejects_bad_handler_spec(tmp_path):
+    proc = WorkerProcess("--task-queue", "x", "--handlers", str(tmp_path / "nope.py"))
+    assert proc.proc.wait(30) == 2
+    assert "not found" in "".join(proc.lines)
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_connection_args(parser)
+    return parser.parse_args(argv)
+
+
+def test_connection_options_flags_over_env(tmp_path):
+    env = {"TEMPORAL_ADDRESS": "env:7233", "TEMPORAL_NAMESPACE": "env-ns", "TEMPORAL_API_KEY": "k"}
+    opts = options_from_args(_parse(["--namespace", "flag-ns"]), env)
+    assert (opts.address, opts.namespace, opts.api_key) == ("env:7233", "flag-ns", "k")
+    assert tls_config(opts) is True  # an API key implies TLS
+    assert tls_config(options_from_args(_parse([]), {})) is False
+    cert, key, ca = (tmp_path / n for n in ("c.pem", "k.pem", "ca.pem"))
+    for p in (cert, key, ca):
+        p.write_bytes(p.name.encode())
+    tls = tls_config(ConnectOptions(tls_cert=str(cert), tls_key=str(key), tls_ca=str(ca)))
+    assert isinstance(tls, TLSConfig)
+    assert (tls.client_cert, tls.client_private_key, tls.server_root_ca_cert) == (b"c.pem", b"k.pem", b"ca.pem")
+    with pytest.raises(ValueError, match="both"):
+        tls_config(ConnectOptions(tls_cert=str(cert)))
