@@ -50,20 +50,6 @@ def open_store(registry_dir: str | None, mongo_uri: str | None):
     return LocalProgramStore(registry_dir) if registry_dir else LocalProgramStore()
 
 
-def workflow_runner():
-    """The sandboxed runner with the pure program layer passed through (it is deterministic and heavy)."""
-    from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
-
-    from .. import workflows
-
-    custom = getattr(workflows, "workflow_runner", None)
-    if callable(custom):
-        return custom()
-    return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "interpreter.program")
-    )
-
-
 def build_worker(
     client,
     queue: str,
@@ -83,7 +69,7 @@ def build_worker(
     runner = {}
     if queue == INTERPRETER_QUEUE:
         from ..activities.interpreter_side import build_interpreter_activities
-        from ..workflows import FFLWorkflow
+        from ..workflows import FFLWorkflow, workflow_runner
 
         if store is None:
             raise ValueError(f"the {INTERPRETER_QUEUE} queue needs a program store")

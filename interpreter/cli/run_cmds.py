@@ -1,0 +1,311 @@
+"""``ffl run``, ``ffl publish``, ``ffl status`` and ``ffl worker``: the runtime side of the command line.
+
+Convention: results go to standard output (``run`` prints the workflow's
+returns as one JSON line); everything else — Web UI address, progress,
+errors — goes to standard error. Exit status 0 on success, 1 on a failed
+compile or run, 2 on bad usage.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import signal
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+from typing import Any
+
+from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handlers
+from ..activities.program_store import LocalProgramStore, trim_program
+from ..compiler import CompileError, compile_files
+from ..program.config import RuntimeConfig
+from ..program.constants import INTERPRETER_QUEUE, MEMO_PROGRAM_HASH, STEPS_QUERY
+from ..program.model import Program
+from ..program.serialize import program_to_json
+from .connect import add_connection_args, connect, options_from_args
+from .progress import step_tree_lines, summary_line, wait_with_progress
+from .worker_main import add_worker_args, build_worker, load_config, run_worker
+
+
+def _err(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def _compile(files: list[str]) -> Program | None:
+    """The program, or None after printing every diagnostic to stderr."""
+    try:
+        return compile_files(files)
+    except CompileError as exc:
+        for diagnostic in exc.diagnostics:
+            _err(str(diagnostic))
+        count = len(exc.diagnostics)
+        _err(f"error: {count} problem{'s' if count != 1 else ''} found")
+        return None
+
+
+def event_queues(program: Program, workflow: str, config: RuntimeConfig) -> list[str]:
+    """Task queues of the event (and prompt) facets ``workflow`` can reach."""
+    reachable = Program.model_validate_json(trim_program(program_to_json(program), workflow))
+    return sorted(
+        {
+            config.queue_for(name, decl.queue)
+            for name, decl in reachable.facets.items()
+            if decl.kind == "event" or decl.prompt is not None
+        }
+    )
+
+
+def _example_value(type_name: str, depth: int) -> Any:
+    if depth:
+        return []
+    return {"Long": 0, "Int": 0, "Double": 0.0, "String": "", "Boolean": False, "Json": None}.get(type_name, {})
+
+
+def start_command(program: Program, workflow: str, queue: str = INTERPRETER_QUEUE) -> str:
+    """The Temporal CLI line starting ``workflow``, with example values for its required parameters."""
+    decl = program.facets[workflow]
+    example = {p.name: _example_value(p.type.name, p.type.depth) for p in decl.params if p.default is None}
+    payload = json.dumps(example, separators=(", ", ": "))
+    return f"temporal workflow start --type {workflow} --task-queue {queue} --input {shlex.quote(payload)}"
+
+
+# --------------------------------------------------------------------------- publish
+
+
+def _publish(args: argparse.Namespace) -> int:
+    program = _compile(args.files)
+    if program is None:
+        return 1
+    store = LocalProgramStore(args.registry) if args.registry else LocalProgramStore()
+    digest = store.publish(program)
+    print(f"published {digest} to {store.root}")
+    if not program.workflows:
+        print("no workflows in this program (nothing to start)")
+    for name in program.workflows:
+        decl = program.facets[name]
+        params = ", ".join(f"{p.name}: {p.type.name}{'[]' * p.type.depth}" for p in decl.params)
+        print(f"workflow {name}({params})")
+        print(f"  {start_command(program, name)}")
+    return 0
+
+
+# --------------------------------------------------------------------------- run
+
+
+def _parse_input(text: str) -> dict[str, Any]:
+    if text.startswith("@"):
+        text = Path(text[1:]).read_text(encoding="utf-8")
+    value = json.loads(text) if text.strip() else {}
+    if not isinstance(value, dict):
+        raise ValueError(f"--input must be a JSON object of parameters, got {type(value).__name__}")
+    return value
+
+
+def describe_failure(exc: BaseException) -> list[str]:
+    """The failure and its causes, outermost first: ``Type: message`` each."""
+    lines: list[str] = []
+    cause: BaseException | None = getattr(exc, "cause", None) or exc.__cause__
+    while cause is not None:
+        kind = getattr(cause, "type", None) or type(cause).__name__
+        message = getattr(cause, "message", None) or str(cause)
+        line = f"{kind}: {message}"
+        if not lines or lines[-1] != line:
+            lines.append(line)
+        cause = cause.__cause__
+    return lines or [str(exc)]
+
+
+async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, registry: HandlerRegistry) -> int:
+    from temporalio.client import WorkflowFailureError
+
+    options = options_from_args(args)
+    config = load_config(args.config)
+    embedded = not (args.address or os.environ.get("TEMPORAL_ADDRESS"))
+    server = None
+    tmp = None
+    try:
+        if embedded:
+            from ..local import start_temporal
+
+            server = await asyncio.to_thread(start_temporal, ui=not args.no_ui)
+            options.address = server.address
+            ui = server.extra.get("ui_url")
+            _err(f"Temporal dev server at {server.address}" + (f", Web UI: {ui}" if ui else ""))
+        registry_dir = args.registry
+        if registry_dir is None and embedded:
+            tmp = tempfile.TemporaryDirectory(prefix="ffl-registry-")
+            registry_dir = tmp.name
+        store = LocalProgramStore(registry_dir) if registry_dir else LocalProgramStore()
+        digest = store.publish(program)
+        client = await connect(options)
+        queue = args.task_queue
+        queues = [q for q in event_queues(program, args.workflow, config) if q != queue]
+        workers = [build_worker(client, queue, registry, store=store, config=config)]
+        workers += [build_worker(client, q, registry, config=config) for q in queues]
+        tasks = [asyncio.create_task(w.run()) for w in workers]
+        workflow_id = f"ffl-{args.workflow}-{uuid.uuid4().hex[:8]}"
+        try:
+            handle = await client.start_workflow(
+                args.workflow, inputs, id=workflow_id, task_queue=queue, memo={MEMO_PROGRAM_HASH: digest}
+            )
+            tty = sys.stderr.isatty() and not args.quiet
+            if tty:
+                _err(f"workflow {args.workflow}: id {workflow_id}, program {digest[:12]}, queues {queue}"
+                     + "".join(f", {q}" for q in queues))  # fmt: skip
+            status = 0
+            try:
+                if tty:
+                    from rich.console import Console
+
+                    result = await wait_with_progress(handle, Console(stderr=True))
+                else:
+                    result = await _result_or_worker_error(handle, tasks)
+                print(json.dumps(result, ensure_ascii=False, sort_keys=True), flush=True)
+            except WorkflowFailureError as exc:
+                status = 1
+                _err(f"error: workflow {args.workflow} ({workflow_id}) failed")
+                for line in describe_failure(exc):
+                    _err(f"  {line}")
+            if args.keep_server:
+                await _wait_for_interrupt(server, options.address, workflow_id)
+            return status
+        finally:
+            await _shutdown(workers, tasks)
+    finally:
+        if server is not None:
+            await asyncio.to_thread(server.stop)
+        if tmp is not None:
+            tmp.cleanup()
+
+
+async def _result_or_worker_error(handle, tasks: list[asyncio.Task]) -> Any:
+    """The workflow result, unless a worker dies first (then its error, rather than waiting forever)."""
+    result = asyncio.ensure_future(handle.result())
+    done, _ = await asyncio.wait({result, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+    if result in done:
+        return result.result()
+    result.cancel()
+    for task in done:
+        task.result()  # raises the worker's error
+    raise RuntimeError("a worker stopped before the workflow finished")
+
+
+async def _shutdown(workers: list, tasks: list[asyncio.Task]) -> None:
+    await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+async def _wait_for_interrupt(server, address: str, workflow_id: str) -> None:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    where = f"Web UI {server.extra.get('ui_url')}" if server is not None and server.extra.get("ui_url") else address
+    _err(f"workers and server stay up ({where}, workflow {workflow_id}); press Ctrl-C to stop")
+    await stop.wait()
+
+
+def _run(args: argparse.Namespace) -> int:
+    program = _compile(args.files)
+    if program is None:
+        return 1
+    if args.workflow not in program.workflows:
+        _err(f"error: no workflow {args.workflow!r}; workflows: {', '.join(program.workflows) or '(none)'}")
+        return 2
+    try:
+        inputs = _parse_input(args.input)
+    except (ValueError, OSError) as exc:
+        _err(f"error: bad --input: {exc}")
+        return 2
+    try:
+        registry = load_handlers(args.handlers) if args.handlers else HandlerRegistry()
+    except HandlerLoadError as exc:
+        _err(f"error: {exc}")
+        return 2
+    try:
+        return asyncio.run(_run_async(args, program, inputs, registry))
+    except (OSError, RuntimeError) as exc:  # server did not start, connection refused, worker died
+        _err(f"error: {type(exc).__name__}: {exc}")
+        return 1
+
+
+# --------------------------------------------------------------------------- status
+
+
+async def _status_async(args: argparse.Namespace) -> int:
+    client = await connect(options_from_args(args))
+    target = args.id
+    run_id = None
+    with contextlib.suppress(Exception):  # a run id: find its workflow
+        async for found in client.list_workflows(f'RunId = "{target}"', limit=1):
+            target, run_id = found.id, found.run_id
+    handle = client.get_workflow_handle(target, run_id=run_id)
+    description = await handle.describe()
+    status = description.status.name if description.status else "UNKNOWN"
+    print(f"{description.workflow_type} {description.id} run {description.run_id}: {status}")
+    try:
+        steps = await asyncio.wait_for(handle.query(STEPS_QUERY), args.timeout)
+    except Exception as exc:
+        _err(f"cannot query steps (is an interpreter worker running on {description.task_queue}?): {exc}")
+        return 1
+    print(summary_line(steps))
+    for line in step_tree_lines(steps, values=not args.brief):
+        print(line)
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    try:
+        return asyncio.run(_status_async(args))
+    except Exception as exc:
+        _err(f"error: {type(exc).__name__}: {exc}")
+        return 1
+
+
+# --------------------------------------------------------------------------- registration
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    run = subparsers.add_parser(
+        "run",
+        help="compile and run a workflow to completion (embedded dev server unless --address)",
+        description="Compile FILEs, publish the program, serve it with in-process workers and run one workflow. "
+        "The returns are printed to stdout as JSON.",
+    )
+    run.add_argument("files", nargs="+", metavar="FILE", help=".ffl files or directories")
+    run.add_argument("--workflow", "-w", required=True, help="qualified workflow name, e.g. calc.Diamond")
+    run.add_argument("--input", "-i", default="{}", help="parameters as a JSON object, or @file.json")
+    run.add_argument("--handlers", action="append", default=[], metavar="PKG_OR_FILE",
+                     help="handler module/package, .py file or directory (repeatable)")  # fmt: skip
+    run.add_argument("--registry", help="program registry directory (default: a temporary one with the "
+                     "embedded server, else $FFL_REGISTRY or ~/.ffl/registry)")  # fmt: skip
+    run.add_argument("--config", help="runtime configuration JSON (retry, facet_retry, queues, mirror)")
+    run.add_argument("--task-queue", default=INTERPRETER_QUEUE, help="interpreter task queue (default ffl)")
+    run.add_argument("--keep-server", action="store_true", help="after the run, keep server and workers up "
+                     "(browse the Web UI) until Ctrl-C")  # fmt: skip
+    run.add_argument("--no-ui", action="store_true", help="embedded server without the Web UI")
+    run.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    add_connection_args(run, address_help="use this Temporal server instead of an embedded one (env TEMPORAL_ADDRESS)")
+    run.set_defaults(func=_run)
+
+    publish = subparsers.add_parser("publish", help="compile and store a program where interpreter workers load it")
+    publish.add_argument("files", nargs="+", metavar="FILE", help=".ffl files or directories")
+    publish.add_argument("--registry", help="program registry directory (env FFL_REGISTRY, default ~/.ffl/registry)")
+    publish.set_defaults(func=_publish)
+
+    status = subparsers.add_parser("status", help="show a run's steps (from the workflow's steps query)")
+    status.add_argument("id", metavar="RUN_ID_OR_WORKFLOW_ID")
+    status.add_argument("--brief", action="store_true", help="omit step returns")
+    status.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the query")
+    add_connection_args(status)
+    status.set_defaults(func=_status)
+
+    worker = subparsers.add_parser("worker", help="serve one task queue (same as python worker.py)")
+    add_worker_args(worker)
+    worker.set_defaults(func=run_worker)
