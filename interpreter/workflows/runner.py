@@ -251,7 +251,7 @@ class Interpreter:
             await scope.wait_for(step.refs)
             returns, writes = await self.execute_step(step, scope, path, facet)
         except StepFailure as failure:
-            scope.failed = True
+            scope.fail()
             handle.fail()
             self.tracker.step(path, facet, "failed", statement_id=step.id, error=str(failure),
                               object_type=self.object_type(step))

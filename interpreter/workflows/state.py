@@ -137,6 +137,13 @@ class Scope:
     def step_value(self, name: str) -> StepValue:
         return self.find(name).value()
 
+    def fail(self) -> None:
+        """Stop unstarted steps up to the enclosing step, the boundary where a catch may apply."""
+        scope: Scope | None = self
+        while scope is not None and scope.owner == self.owner:
+            scope.failed = True
+            scope = scope.control
+
     def is_failed(self) -> bool:
         scope: Scope | None = self
         while scope is not None:

@@ -32,7 +32,7 @@ from interpreter.workflows import FFLWorkflow, workflow_runner
 
 CONFORMANCE = Path("/work/shared/conformance")
 
-FAST_RETRY = RetryConfig(maximum_attempts=2, initial_interval_seconds=0.1, backoff_coefficient=1.0,
+FAST_RETRY = RetryConfig(maximum_attempts=1, initial_interval_seconds=0.1, backoff_coefficient=1.0,
                          maximum_interval_seconds=0.1, start_to_close_seconds=10.0)
 
 

@@ -176,9 +176,10 @@ async def test_retry_policy_comes_from_config_per_facet(temporal_client, tmp_pat
                         tmp_path=tmp_path, config=config)
     assert run.error is None, run.message
     assert run.result == {"attempts": 3}
-    # Default retry (2 attempts) is not enough; a non-retryable type stops after one.
+    # Two attempts are not enough; a non-retryable type stops after one.
     key = uuid.uuid4().hex
-    run = await run_ffl(temporal_client, RETRY, "r.R", {"key": key}, handlers={"r.Flaky": flaky}, tmp_path=tmp_path)
+    run = await run_ffl(temporal_client, RETRY, "r.R", {"key": key}, handlers={"r.Flaky": flaky}, tmp_path=tmp_path,
+                        config=RuntimeConfig(retry=quick.model_copy(update={"maximum_attempts": 2})))
     assert run.error_type == "ConnectionError" and attempts[key] == 2
     stop = quick.model_copy(update={"non_retryable_error_types": ["ConnectionError"]})
     key = uuid.uuid4().hex

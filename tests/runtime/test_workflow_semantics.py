@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import asyncio
 
-from .harness import run_ffl
+from interpreter.program.config import RuntimeConfig
+
+from .harness import FAST_RETRY, run_ffl
 
 # ---------------------------------------------------------------- dataflow concurrency and ordering
 
@@ -384,3 +386,69 @@ async def test_prompt_facet_is_answered_by_a_handler_and_error_fields_read_null(
     assert run.error is None, run.message
     # the return default applies to what the handler left out; a step that did not fail has null error fields
     assert run.result == {"answer": "42 for life", "score": 5, "err": None, "kind": None}
+
+
+FANOUT_FAIL = """
+namespace f {
+    event facet Work(i: Long, delay: Double) => (v: Long)
+    event facet After(v: Long) => (v: Long)
+    facet Item(i: Long) => (v: Long) andThen {
+        w = Work(i = $.i, delay = 0.05 + 0.5 * $.i)
+        a = After(v = w.v)
+        yield Item(v = a.v)
+    }
+    workflow Fan(items: Json) => (vs: Json) andThen foreach i in $.items {
+        it = Item(i = $.i)
+        yield Fan(vs = [it.v])
+    }
+    workflow Early() => (x: Long, y: Long) andThen {
+        quick = Work(i = 1, delay = 0.1)
+        slow = Work(i = 2, delay = 1.0)
+        dep = After(v = quick.v)
+        yield Early(x = dep.v, y = slow.v)
+    }
+}
+"""
+
+events: list[tuple[str, int, float]] = []
+
+
+async def work(p):
+    import time
+
+    events.append(("start", p["i"], time.monotonic()))
+    await asyncio.sleep(p["delay"])
+    if p["i"] == 0:
+        raise ValueError("item zero")
+    events.append(("end", p["i"], time.monotonic()))
+    return {"v": p["i"]}
+
+
+async def after(p):
+    import time
+
+    events.append(("after", p["v"], time.monotonic()))
+    return {"v": p["v"] * 10}
+
+
+async def test_a_step_starts_when_its_references_complete_not_later(temporal_client, tmp_path):
+    events.clear()
+    run = await run_ffl(temporal_client, FANOUT_FAIL, "f.Early", handlers={"f.Work": work, "f.After": after},
+                        tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result == {"x": 10, "y": 2}
+    after_time = next(t for kind, _, t in events if kind == "after")
+    slow_end = next(t for kind, i, t in events if kind == "end" and i == 2)
+    assert after_time < slow_end - 0.5
+
+
+async def test_failure_in_one_iteration_stops_unstarted_steps_and_names_the_iteration(temporal_client, tmp_path):
+    events.clear()
+    once = RuntimeConfig(retry=FAST_RETRY)  # one attempt: the failure is known at once
+    run = await run_ffl(temporal_client, FANOUT_FAIL, "f.Fan", {"items": [0, 1, 2]},
+                        handlers={"f.Work": work, "f.After": after}, tmp_path=tmp_path, config=once)
+    assert run.error is not None
+    assert "b0/foreach[0]/it/b0/w" in run.message and "f.Work" in run.message and "item zero" in run.message
+    assert run.error_type == "ValueError"
+    # iterations 1 and 2 were already running their Work step and may finish; their After never starts
+    assert not [e for e in events if e[0] == "after"], events
