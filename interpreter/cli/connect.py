@@ -80,13 +80,23 @@ def tls_config(options: ConnectOptions):
     return bool(options.api_key)
 
 
-async def connect(options: ConnectOptions):
-    """A connected ``temporalio.client.Client``."""
+async def connect(options: ConnectOptions, retry_for: float = 0.0):
+    """A connected ``temporalio.client.Client``.
+
+    ``retry_for`` seconds of retries cover a server that is still starting
+    (a fresh dev server listens before its frontend is healthy).
+    """
+    import asyncio
+
     from temporalio.client import Client
 
-    return await Client.connect(
-        options.address,
-        namespace=options.namespace,
-        tls=tls_config(options),
-        api_key=options.api_key,
-    )
+    tls = tls_config(options)
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + retry_for
+    while True:
+        try:
+            return await Client.connect(options.address, namespace=options.namespace, tls=tls, api_key=options.api_key)
+        except RuntimeError:
+            if loop.time() >= deadline:
+                raise
+            await asyncio.sleep(0.5)

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 from collections import Counter
 from collections.abc import Iterable
 from typing import Any
@@ -33,29 +32,40 @@ def summary_line(steps: list[dict[str, Any]]) -> str:
     return f"steps: {c['done']} done, {c['running']} running, {c['failed']} failed"
 
 
-def _path_key(path: str) -> list[tuple[int, str]]:
-    """Sort paths naturally so foreach[10] comes after foreach[9] and s10 after s2."""
-    return [(0, part) if not part.isdigit() else (1, f"{int(part):012d}") for part in re.split(r"(\d+)", path)]
-
-
 def _short(value: Any, width: int = 80) -> str:
     text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _parent(path: str, known: dict[str, Any]) -> str | None:
+    """The nearest enclosing step: the longest other step path that prefixes this one."""
+    parts = path.split("/")
+    for end in range(len(parts) - 1, 0, -1):
+        prefix = "/".join(parts[:end])
+        if prefix in known:
+            return prefix
+    return None
+
+
 def step_tree_lines(steps: list[dict[str, Any]], *, values: bool = True) -> list[str]:
-    """One line per step, indented by nesting depth, in path order."""
-    lines = []
-    for step in sorted(steps, key=lambda s: _path_key(str(s.get("path", "")))):
-        path = str(step.get("path", ""))
-        depth = path.count("/")
+    """One line per step, children under their step, siblings in the order they started."""
+    by_path = {str(step.get("path", "")): step for step in steps}
+    children: dict[str | None, list[str]] = {}
+    for path in by_path:
+        children.setdefault(_parent(path, by_path), []).append(path)
+    lines: list[str] = []
+    stack = [(path, 0) for path in reversed(children.get(None, []))]
+    while stack:
+        path, depth = stack.pop()
+        step = by_path[path]
         state = str(step.get("state", "?"))
-        line = f"{'  ' * depth}{_MARK.get(state, '?')} {path.rsplit('/', 1)[-1]}  {step.get('facet', '')}  [{state}]"
+        line = f"{'  ' * depth}{_MARK.get(state, '?')} {path}  {step.get('facet', '')}  [{state}]"
         if step.get("error"):
             line += f"  error: {step['error']}"
         elif values and step.get("returns") is not None:
             line += f"  -> {_short(step['returns'])}"
         lines.append(line)
+        stack.extend((child, depth + 1) for child in reversed(children.get(path, [])))
     return lines
 
 

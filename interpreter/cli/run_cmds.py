@@ -12,6 +12,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import shlex
 import signal
@@ -49,16 +50,14 @@ def _compile(files: list[str]) -> Program | None:
         return None
 
 
-def event_queues(program: Program, workflow: str, config: RuntimeConfig) -> list[str]:
-    """Task queues of the event (and prompt) facets ``workflow`` can reach."""
+def event_facets(program: Program, workflow: str, config: RuntimeConfig) -> dict[str, str]:
+    """Event (and prompt) facets ``workflow`` can reach → their task queue."""
     reachable = Program.model_validate_json(trim_program(program_to_json(program), workflow))
-    return sorted(
-        {
-            config.queue_for(name, decl.queue)
-            for name, decl in reachable.facets.items()
-            if decl.kind == "event" or decl.prompt is not None
-        }
-    )
+    return {
+        name: config.queue_for(name, decl.queue)
+        for name, decl in sorted(reachable.facets.items())
+        if decl.kind == "event" or decl.prompt is not None
+    }
 
 
 def _example_value(type_name: str, depth: int) -> Any:
@@ -89,7 +88,10 @@ def _publish(args: argparse.Namespace) -> int:
         print("no workflows in this program (nothing to start)")
     for name in program.workflows:
         decl = program.facets[name]
-        params = ", ".join(f"{p.name}: {p.type.name}{'[]' * p.type.depth}" for p in decl.params)
+        params = ", ".join(
+            f"{p.name}: {'[' * p.type.depth}{p.type.name}{']' * p.type.depth}{' (optional)' if p.default else ''}"
+            for p in decl.params
+        )
         print(f"workflow {name}({params})")
         print(f"  {start_command(program, name)}")
     return 0
@@ -108,13 +110,13 @@ def _parse_input(text: str) -> dict[str, Any]:
 
 
 def describe_failure(exc: BaseException) -> list[str]:
-    """The failure and its causes, outermost first: ``Type: message`` each."""
+    """The failure and its causes, outermost first: each message, prefixed by its type unless it names it."""
     lines: list[str] = []
     cause: BaseException | None = getattr(exc, "cause", None) or exc.__cause__
     while cause is not None:
         kind = getattr(cause, "type", None) or type(cause).__name__
         message = getattr(cause, "message", None) or str(cause)
-        line = f"{kind}: {message}"
+        line = message if kind in message else f"{kind}: {message}"
         if not lines or lines[-1] != line:
             lines.append(line)
         cause = cause.__cause__
@@ -143,9 +145,13 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
             registry_dir = tmp.name
         store = LocalProgramStore(registry_dir) if registry_dir else LocalProgramStore()
         digest = store.publish(program)
-        client = await connect(options)
+        client = await connect(options, retry_for=30.0 if embedded else 0.0)
         queue = args.task_queue
-        queues = [q for q in event_queues(program, args.workflow, config) if q != queue]
+        facets = event_facets(program, args.workflow, config)
+        missing = [name for name in facets if name not in registry]
+        if missing:
+            _err(f"warning: no handler loaded for {', '.join(missing)} (those steps will fail)")
+        queues = sorted({q for q in facets.values() if q != queue})
         workers = [build_worker(client, queue, registry, store=store, config=config)]
         workers += [build_worker(client, q, registry, config=config) for q in queues]
         tasks = [asyncio.create_task(w.run()) for w in workers]
@@ -163,7 +169,7 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
                 if tty:
                     from rich.console import Console
 
-                    result = await wait_with_progress(handle, Console(stderr=True))
+                    result = await wait_with_progress(handle, Console(stderr=True, highlight=False))
                 else:
                     result = await _result_or_worker_error(handle, tasks)
                 print(json.dumps(result, ensure_ascii=False, sort_keys=True), flush=True)
@@ -228,6 +234,8 @@ def _run(args: argparse.Namespace) -> int:
     except HandlerLoadError as exc:
         _err(f"error: {exc}")
         return 2
+    # The SDK logs every failed activity attempt with a traceback; the run's outcome says enough.
+    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr)
     try:
         return asyncio.run(_run_async(args, program, inputs, registry))
     except (OSError, RuntimeError) as exc:  # server did not start, connection refused, worker died
@@ -291,6 +299,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      "(browse the Web UI) until Ctrl-C")  # fmt: skip
     run.add_argument("--no-ui", action="store_true", help="embedded server without the Web UI")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress display")
+    run.add_argument("--verbose", "-v", action="store_true", help="log workers' activity (retries, failures)")
     add_connection_args(run, address_help="use this Temporal server instead of an embedded one (env TEMPORAL_ADDRESS)")
     run.set_defaults(func=_run)
 

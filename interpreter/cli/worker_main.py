@@ -96,6 +96,7 @@ def add_worker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registry", help="program registry directory (env FFL_REGISTRY, default ~/.ffl/registry)")
     parser.add_argument("--mongo", help="MongoDB URI for programs and the mirror (env MONGODB_URI)")
     parser.add_argument("--config", help="runtime configuration JSON (retry, facet_retry, queues, mirror)")
+    parser.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to retry connecting at start")
     parser.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds running handlers get on shutdown")
     add_connection_args(parser)
 
@@ -125,7 +126,7 @@ async def serve(args: argparse.Namespace) -> int:
     elif not registry.names(queue=queue, overrides=config.queues):
         print(f"ffl worker: warning: no loaded handler maps to queue {queue} "
               f"(loaded: {', '.join(registry.names()) or 'none'})", file=sys.stderr)  # fmt: skip
-    client = await connect(options)
+    client = await connect(options, retry_for=args.connect_timeout)
     worker = build_worker(client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace)
 
     stop = asyncio.Event()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import os
 import signal
 import subprocess
@@ -131,3 +132,39 @@ def test_connection_options_flags_over_env(tmp_path):
     assert (tls.client_cert, tls.client_private_key, tls.server_root_ca_cert) == (b"c.pem", b"k.pem", b"ca.pem")
     with pytest.raises(ValueError, match="both"):
         tls_config(ConnectOptions(tls_cert=str(cert)))
+
+
+def test_separate_worker_processes_with_temporal_cli(temporal_service, tmp_path):
+    """ffl publish, then worker.py for ffl and for calc, then the real Temporal CLI starts the workflow."""
+    case = Path("/work/shared/conformance/valid/dataflow")
+    if not case.is_dir():
+        pytest.skip("conformance cases not available")
+    registry = tmp_path / "registry"
+    ffl = [sys.executable, "-m", "interpreter"]
+    published = subprocess.run([*ffl, "publish", str(case / "program.ffl"), "--registry", str(registry)],
+                               cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert published.returncode == 0, published.stderr
+    address = temporal_service.address
+    interp = WorkerProcess("--task-queue", "ffl", "--registry", str(registry), "--address", address)
+    handlers = WorkerProcess("--task-queue", "calc", "--handlers", str(case / "handlers.py"), "--address", address)
+    try:
+        assert "interpreter workflow" in interp.wait_ready()
+        assert "calc.Add, calc.Label, calc.Mul" in handlers.wait_ready()
+        workflow_id = f"cli-{uuid.uuid4().hex[:8]}"
+        temporal = str(Path(sys.executable).parent / "temporal")
+        run = subprocess.run(
+            [temporal, "workflow", "execute", "--type", "calc.Diamond", "--task-queue", "ffl",
+             "--input", '{"a": 5}', "--address", address, "--workflow-id", workflow_id, "-o", "json"],
+            capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert run.returncode == 0, run.stdout + run.stderr
+        assert json.loads(run.stdout)["result"] == {"total": 145, "squared": 256, "text": "[total=145]", "check": True}
+        status = subprocess.run([*ffl, "status", workflow_id, "--address", address],
+                                cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert status.returncode == 0, status.stderr
+        assert "COMPLETED" in status.stdout and "steps: 7 done, 0 running, 0 failed" in status.stdout
+        assert '-> {"sum":145}' in status.stdout
+        assert interp.stop() == 0 and handlers.stop() == 0
+    finally:
+        interp.stop(signal.SIGKILL)
+        handlers.stop(signal.SIGKILL)

@@ -1,0 +1,143 @@
+"""``ffl run``, ``ffl publish`` and ``ffl status`` as real subprocesses against the session dev server."""
+
+from __future__ import annotations
+
+import json
+import os
+import pty
+import re
+import select
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+HELLO = REPO / "examples" / "hello"
+
+FAILING = """
+namespace bad {
+    event facet Ok(x: Long) => (y: Long)
+    event facet Boom(x: Long) => (y: Long)
+    workflow Run(x: Long) => (y: Long) andThen {
+        first = Ok(x = $.x)
+        second = Boom(x = first.y)
+        yield Run(y = second.y)
+    }
+}
+"""
+
+FAILING_HANDLERS = """
+from interpreter.activities.handlers import NonRetryableError, handler
+
+@handler("bad.Ok")
+def ok(p):
+    return {"y": p["x"] + 1}
+
+@handler("bad.Boom")
+def boom(p):
+    raise NonRetryableError(f"cannot boom {p['x']}")
+"""
+
+
+def ffl(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "interpreter", *args], cwd=REPO, capture_output=True,
+                          text=True, timeout=timeout, **kwargs)  # fmt: skip
+
+
+def test_example_runs_and_prints_returns_as_json(temporal_service):
+    proc = ffl("run", str(HELLO / "program.ffl"), "--handlers", str(HELLO / "handlers.py"),
+               "--workflow", "hello.Greet", "--input", '{"names": ["Ada", "Linus", "Bob"]}',
+               "--address", temporal_service.address)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    result = json.loads(proc.stdout)
+    assert result["lines"] == ["Good day, Ada!", "Moi, Linus!", "Hi, Bob!"]
+    assert result["count"] == 3 and result["summary"].startswith("Good day, Ada! Moi")
+    assert proc.stderr == ""  # off a terminal nothing extra is printed
+
+
+def test_failure_names_step_facet_and_cause(temporal_service, tmp_path):
+    (tmp_path / "bad.ffl").write_text(FAILING)
+    (tmp_path / "bad_handlers.py").write_text(FAILING_HANDLERS)
+    proc = ffl("run", str(tmp_path / "bad.ffl"), "--handlers", str(tmp_path / "bad_handlers.py"),
+               "--workflow", "bad.Run", "--input", '{"x": 1}', "--address", temporal_service.address)  # fmt: skip
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert "second" in proc.stderr and "bad.Boom" in proc.stderr and "cannot boom 2" in proc.stderr
+    assert "NonRetryableError" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_missing_handler_is_reported(temporal_service, tmp_path):
+    (tmp_path / "bad.ffl").write_text(FAILING)
+    proc = ffl("run", str(tmp_path / "bad.ffl"), "--workflow", "bad.Run", "--input", '{"x": 1}',
+               "--address", temporal_service.address)  # fmt: skip
+    assert proc.returncode == 1
+    assert "no handler for bad.Ok on queue bad" in proc.stderr
+
+
+def test_compile_errors_and_usage_errors(tmp_path):
+    (tmp_path / "broken.ffl").write_text("namespace x {\n  workflow W() => (a: Long) andThen {\n    s = Nope()\n  }\n}\n")
+    proc = ffl("run", str(tmp_path / "broken.ffl"), "--workflow", "x.W")
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert f"{tmp_path / 'broken.ffl'}:3:" in proc.stderr
+    proc = ffl("run", str(HELLO / "program.ffl"), "--workflow", "hello.Nope")
+    assert proc.returncode == 2 and "hello.Greet" in proc.stderr
+    proc = ffl("run", str(HELLO / "program.ffl"), "--workflow", "hello.Greet", "--input", "[1]")
+    assert proc.returncode == 2 and "JSON object" in proc.stderr
+
+
+def test_publish_prints_hash_workflows_and_start_line(tmp_path):
+    registry = tmp_path / "registry"
+    proc = ffl("publish", str(HELLO / "program.ffl"), "--registry", str(registry))
+    assert proc.returncode == 0, proc.stderr
+    digest = proc.stdout.split()[1]
+    assert (registry / "programs" / f"{digest}.json").is_file()
+    assert json.loads((registry / "workflows" / "hello.Greet.json").read_text()) == {"hash": digest}
+    assert "temporal workflow start --type hello.Greet --task-queue ffl --input '{\"names\": null}'" in proc.stdout
+
+
+def test_progress_on_a_terminal(temporal_service):
+    """With stderr on a terminal the step counts are shown; stdout still holds only the JSON."""
+    leader, follower = pty.openpty()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interpreter", "run", str(HELLO / "program.ffl"), "--handlers",
+         str(HELLO / "handlers.py"), "--workflow", "hello.Greet", "--input", '{"names": ["Ada"]}',
+         "--address", temporal_service.address],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=follower, text=True, env={**os.environ, "COLUMNS": "200"},
+    )  # fmt: skip
+    os.close(follower)
+    seen = b""
+    while True:
+        ready, _, _ = select.select([leader], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:
+            break
+        if not chunk:
+            break
+        seen += chunk
+    os.close(leader)
+    out = proc.stdout.read()
+    assert proc.wait(30) == 0
+    assert json.loads(out)["count"] == 1
+    text = re.sub(r"\x1b\[[0-9;?]*[A-Za-z]", "", seen.decode())
+    assert "steps: 4 done, 0 running, 0 failed" in text
+
+
+def test_keep_server_waits_for_ctrl_c(temporal_service):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interpreter", "run", str(HELLO / "program.ffl"), "--handlers",
+         str(HELLO / "handlers.py"), "--workflow", "hello.Greet", "--input", '{"names": []}',
+         "--address", temporal_service.address, "--keep-server"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    line = proc.stderr.readline()
+    assert "Ctrl-C" in line
+    time.sleep(0.2)
+    assert proc.poll() is None
+    proc.send_signal(signal.SIGINT)
+    assert proc.wait(30) == 0
+    assert json.loads(proc.stdout.read()) == {"lines": [], "summary": "", "count": 0}
