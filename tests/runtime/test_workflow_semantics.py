@@ -452,3 +452,69 @@ async def test_failure_in_one_iteration_stops_unstarted_steps_and_names_the_iter
     assert run.error_type == "ValueError"
     # iterations 1 and 2 were already running their Work step and may finish; their After never starts
     assert not [e for e in events if e[0] == "after"], events
+
+
+NESTING = """
+namespace n {
+    event facet List(country: String) => (cities: Json, names: Json)
+    event facet Geo(c: String) => (name: String)
+    facet Opt(level: Long = 1)
+    workflow Sub(x: Long) => (y: Long) andThen { yield Sub(y = $.x * 2) }
+    workflow Main(country: String) => (names: Json, sub: Long, rec: Json, kind: String, t: String) andThen {
+        l = List(country = $.country) andThen foreach c in l.cities {
+            g = Geo(c = $.c)
+            yield List(names = [g.name])
+        }
+        s = Sub(x = 21)
+        t = Geo(c = "q") andThen when {
+            case s.y > 40 => { yield Geo(name = t.name ++ "!") }
+            case _ => { yield Main(kind = "small") }
+        }
+        r = Opt(level = 2) with Opt() as o
+        yield Main(names = l.names, sub = s.y, rec = r, kind = "big", t = t.name)
+    }
+}
+"""
+
+
+def list_cities(p):
+    return {"cities": ["a", "bb", "ccc"], "names": ["HEAD"]}
+
+
+def geo(p):
+    return {"name": p["c"].upper()}
+
+
+async def test_tail_foreach_over_the_step_workflow_call_and_aliased_mixin(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, NESTING, "n.Main", {"country": "x"},
+                        handlers={"n.List": list_cities, "n.Geo": geo}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    # tail yields to the step's facet concatenate onto the handler's list, in iteration order
+    assert run.result["names"] == ["HEAD", "A", "BB", "CCC"]
+    # a workflow called as a step runs inline; a step-level when may read other steps and rewrite its own
+    assert run.result["sub"] == 42
+    assert run.result["t"] == "Q!"
+    assert run.result["rec"] == {"level": 2, "o": {"level": 1}}
+    assert run.result["kind"] == "big"
+    paths = {s["path"] for s in run.steps}
+    assert {"b0/l/b0/foreach[2]/g", "b0/s", "b0/r"} <= paths
+
+
+FAN = """
+namespace big {
+    event facet One(i: Long) => (v: Long)
+    workflow Fan(n: Long, items: Json) => (out: Json) andThen foreach i in $.items {
+        a = One(i = $.i)
+        yield Fan(out = [a.v])
+    }
+}
+"""
+
+
+async def test_wide_foreach_stays_fast_and_ordered(temporal_client, tmp_path):
+    items = list(range(200))
+    run = await run_ffl(temporal_client, FAN, "big.Fan", {"n": 200, "items": items},
+                        handlers={"big.One": lambda p: {"v": p["i"] * 2}}, tmp_path=tmp_path)
+    assert run.error is None, run.message
+    assert run.result["out"] == [i * 2 for i in items]
+    assert run.elapsed < 8
