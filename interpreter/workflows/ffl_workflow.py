@@ -18,7 +18,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
@@ -52,30 +52,41 @@ class FFLWorkflow:
         self.tracker.bind(info.workflow_id, info.run_id)
         inputs = self.inputs(args)
         program, program_hash, config = await self.load(name)
-        decl = program.facets.get(name)
-        if decl is None or decl.kind != "workflow":
-            raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
-                                   non_retryable=True)
         self.tracker.mirror = config.mirror
         flusher = asyncio.create_task(self.flush_mirror()) if config.mirror else None
-        interpreter = Interpreter(program, config, self.tracker)
         params: dict[str, Any] | None = None
         try:
+            decl = program.facets.get(name)
+            if decl is None or decl.kind != "workflow":
+                raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
+                                       non_retryable=True)
+            interpreter = Interpreter(program, config, self.tracker)
             params = interpreter.workflow_params(decl, inputs)
             self.tracker.runner(name, "running", params=params, program_hash=program_hash)
             returns = await interpreter.run_workflow(decl, params)
-        except StepFailure as failure:
+        except Exception as err:
+            failure = self.failure(name, err)
             await self.finish(flusher, name, "failed", params, None, str(failure), program_hash)
-            raise ApplicationError(str(failure), type=failure.error_type, non_retryable=True) from None
-        except Skipped as skipped:
-            await self.finish(flusher, name, "failed", params, None, str(skipped), program_hash)
-            raise ApplicationError(f"workflow '{name}' stopped: {skipped}", type="Skipped",
-                                   non_retryable=True) from None
-        except ApplicationError as err:
-            await self.finish(flusher, name, "failed", params, None, err.message, program_hash)
-            raise
+            raise failure from None
         await self.finish(flusher, name, "completed", params, returns, None, program_hash)
         return returns
+
+    @staticmethod
+    def failure(name: str, err: Exception) -> Exception:
+        """The error that fails the run: its message names the failing step, facet and cause.
+
+        Temporal's own errors (non-determinism, sandbox) are re-raised as they
+        are so the workflow task fails and can be retried with fixed code; any
+        other unexpected error fails the run instead of retrying it forever.
+        """
+        if isinstance(err, StepFailure):
+            return ApplicationError(str(err), type=err.error_type, non_retryable=True)
+        if isinstance(err, Skipped):
+            return ApplicationError(f"workflow '{name}' stopped: {err}", type="Skipped", non_retryable=True)
+        if isinstance(err, TemporalError):
+            return err
+        return ApplicationError(f"interpreter error in workflow '{name}': {type(err).__name__}: {err}",
+                                type="InterpreterError", non_retryable=True)
 
     @staticmethod
     def inputs(args: Sequence[RawValue]) -> dict[str, Any]:
@@ -116,6 +127,7 @@ class FFLWorkflow:
     # ------------------------------------------------------------------ mirror
 
     async def finish(self, flusher, name: str, state: str, params, returns, error, program_hash: str) -> None:
+        """Record the runner's final state and wait until every mirror record is sent."""
         self.tracker.runner(name, state, params=params, returns=returns, error=error, program_hash=program_hash)
         if flusher is not None:
             self.closing = True
