@@ -13,6 +13,12 @@ so a handler registered under that name (e.g. one calling a language model)
 answers it. Declared returns a handler or body leaves unset take their
 default expression when they have one.
 
+Paths (step identity, activity ids, mirror ids) are independent of timing:
+``b<i>`` is the i-th andThen block, a step adds its name, ``foreach[<i>]`` an
+iteration, ``c<i>`` a chosen when case, ``catch`` a catch block and
+``script`` a script; e.g. ``b0/l/b0/foreach[2]/g`` is step ``g`` of the third
+iteration of the foreach tail of top-level step ``l``.
+
 Each step is its own asyncio task awaiting its references' handles, so a
 completing step wakes only the steps that read it. Yields are returned as
 ordered lists and merged by source order, never by completion order.
