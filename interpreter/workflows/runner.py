@@ -373,7 +373,8 @@ class Interpreter:
             )
         except ActivityError as err:
             message, error_type = activity_failure(err)
-            raise StepFailure(path, facet, message, error_type) from err
+            # The handler side prefixes the facet name; ``error`` holds the handler's own message.
+            raise StepFailure(path, facet, message.removeprefix(f"{facet}: "), error_type) from err
         if result is None:
             return {}
         if not isinstance(result, dict):
