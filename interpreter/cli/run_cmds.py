@@ -149,10 +149,14 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         queue = args.task_queue
         facets = event_facets(program, args.workflow, config)
         missing = [name for name in facets if name not in registry]
+        # On a shared server, queues we hold no handler for are left to the workers already serving them;
+        # on our own embedded server nobody else can, so serve them too and fail those steps clearly.
+        served = {q for name, q in facets.items() if embedded or name in registry}
+        queues = sorted(served - {queue})
         if missing:
-            _err(f"warning: no handler loaded for {', '.join(missing)} (those steps will fail)")
-        queues = sorted({q for q in facets.values() if q != queue})
-        workers = [build_worker(client, queue, registry, store=store, config=config)]
+            outcome = "those steps will fail" if embedded else "those steps wait for workers serving their queues"
+            _err(f"warning: no handler loaded for {', '.join(missing)} ({outcome})")
+        workers = [build_worker(client, queue, registry, store=store, config=config, interpreter=True)]
         workers += [build_worker(client, q, registry, config=config) for q in queues]
         tasks = [asyncio.create_task(w.run()) for w in workers]
         workflow_id = f"ffl-{args.workflow}-{uuid.uuid4().hex[:8]}"

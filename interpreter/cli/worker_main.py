@@ -60,14 +60,20 @@ def build_worker(
     listeners: Sequence[TaskListener] = (),
     mirror: object | None = None,
     shutdown_grace: float = 10.0,
+    interpreter: bool | None = None,
 ):
-    """A Worker for ``queue``: handlers always; on the interpreter queue also the workflow and its activities."""
+    """A Worker for ``queue``: handlers always; as interpreter also the workflow and its activities.
+
+    ``interpreter`` defaults to ``queue == "ffl"``.
+    """
     from temporalio.worker import Worker
 
     activities = [build_handler_activity(registry, queue, listeners)]
     workflows: list = []
     runner = {}
-    if queue == INTERPRETER_QUEUE:
+    if interpreter is None:
+        interpreter = queue == INTERPRETER_QUEUE
+    if interpreter:
         from ..activities.interpreter_side import build_interpreter_activities
         from ..workflows import FFLWorkflow, workflow_runner
 
@@ -89,6 +95,8 @@ def build_worker(
 
 def add_worker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--task-queue", "-q", required=True, help=f"queue to serve ('{INTERPRETER_QUEUE}' = interpreter)")
+    parser.add_argument("--interpreter", action="store_true",
+                        help=f"run the interpreter workflow on this queue even though it is not '{INTERPRETER_QUEUE}'")
     parser.add_argument(
         "--handlers", action="append", default=[], metavar="PKG_OR_FILE",
         help="handler module/package, .py file or directory (repeatable)",
@@ -104,7 +112,7 @@ def add_worker_args(parser: argparse.ArgumentParser) -> None:
 def _describe(queue: str, registry: HandlerRegistry, config: RuntimeConfig, options: ConnectOptions, store) -> str:
     served = registry.names(queue=queue, overrides=config.queues)
     handlers = f"handlers {', '.join(served)}" if served else "no handlers"
-    if queue == INTERPRETER_QUEUE:
+    if store is not None:
         where = getattr(store, "root", None) or type(store).__name__
         return f"ffl worker: queue {queue} on {options.describe()}: interpreter workflow (programs from {where}), {handlers}"
     return f"ffl worker: queue {queue} on {options.describe()}: {handlers}"
@@ -120,14 +128,16 @@ async def serve(args: argparse.Namespace) -> int:
         print(f"ffl worker: {exc}", file=sys.stderr)
         return 2
     queue = args.task_queue
+    interpreter = args.interpreter or queue == INTERPRETER_QUEUE
     store = None
-    if queue == INTERPRETER_QUEUE:
+    if interpreter:
         store = open_store(args.registry or os.environ.get("FFL_REGISTRY"), args.mongo or os.environ.get("MONGODB_URI"))
     elif not registry.names(queue=queue, overrides=config.queues):
         print(f"ffl worker: warning: no loaded handler maps to queue {queue} "
               f"(loaded: {', '.join(registry.names()) or 'none'})", file=sys.stderr)  # fmt: skip
     client = await connect(options, retry_for=args.connect_timeout)
-    worker = build_worker(client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace)
+    worker = build_worker(client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace,
+                          interpreter=interpreter)  # fmt: skip
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()

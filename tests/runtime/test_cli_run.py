@@ -68,11 +68,12 @@ def test_failure_names_step_facet_and_cause(temporal_service, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-def test_missing_handler_is_reported(temporal_service, tmp_path):
+def test_missing_handler_fails_the_run_on_the_embedded_server(tmp_path):
+    """On its own server ``ffl run`` serves every queue, so a facet without a handler fails clearly."""
     (tmp_path / "bad.ffl").write_text(FAILING)
-    proc = ffl("run", str(tmp_path / "bad.ffl"), "--workflow", "bad.Run", "--input", '{"x": 1}',
-               "--address", temporal_service.address)  # fmt: skip
+    proc = ffl("run", str(tmp_path / "bad.ffl"), "--workflow", "bad.Run", "--input", '{"x": 1}', "--no-ui")
     assert proc.returncode == 1
+    assert "warning: no handler loaded for bad.Boom, bad.Ok" in proc.stderr
     assert "no handler for bad.Ok on queue bad" in proc.stderr
 
 

@@ -59,6 +59,6 @@ def test_conformance_case_via_address(temporal_service, folder, case, first):
 
 @pytest.mark.parametrize("folder, case, first", [c for c in _cases() if c.values[2]])
 def test_conformance_case_on_embedded_server(folder, case, first):
-    proc = ffl_run(folder, case, "--no-ui")
+    proc = ffl_run(folder, case)
     check(proc, case["expect"])
-    assert "Temporal dev server at 127.0.0.1:" in proc.stderr
+    assert "Temporal dev server at 127.0.0.1:" in proc.stderr and "Web UI: http://127.0.0.1:" in proc.stderr

@@ -164,6 +164,13 @@ def test_separate_worker_processes_with_temporal_cli(temporal_service, tmp_path)
         assert status.returncode == 0, status.stderr
         assert "COMPLETED" in status.stdout and "steps: 7 done, 0 running, 0 failed" in status.stdout
         assert '-> {"sum":145}' in status.stdout
+        # ffl run on the shared server, with no handlers of its own, leaves calc to the calc worker process.
+        own = subprocess.run([*ffl, "run", str(case / "program.ffl"), "--workflow", "calc.Diamond", "--input",
+                              '{"a": 1, "b": 2}', "--address", address, "--task-queue", "ffl-own"],
+                             cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+        assert own.returncode == 0, own.stderr
+        assert json.loads(own.stdout)["total"] == 109
+        assert "wait for workers serving their queues" in own.stderr
         assert interp.stop() == 0 and handlers.stop() == 0
     finally:
         interp.stop(signal.SIGKILL)
