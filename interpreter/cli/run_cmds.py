@@ -19,6 +19,7 @@ import signal
 import sys
 import tempfile
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +32,7 @@ from ..program.model import Program
 from ..program.serialize import program_to_json
 from .connect import add_connection_args, connect, options_from_args
 from .progress import step_tree_lines, summary_line, wait_with_progress
-from .worker_main import add_worker_args, build_worker, load_config, run_worker
+from .worker_main import add_worker_args, build_worker, load_config, open_mirror, run_worker
 
 
 def _err(message: str) -> None:
@@ -123,75 +124,105 @@ def describe_failure(exc: BaseException) -> list[str]:
     return lines or [str(exc)]
 
 
+@dataclass
+class _Services:
+    """What a run needs around it: the server address, the program store, the optional mirror."""
+
+    options: Any
+    embedded: bool
+    store: Any
+    server: Any = None
+    mongo: Any = None
+    mirror: Any = None
+
+    def where(self) -> str:
+        ui = self.server.extra.get("ui_url") if self.server is not None else None
+        text = f"Web UI {ui}" if ui else f"server {self.options.address}"
+        return text + (f", mirror {self.mongo.extra['uri']}" if self.mongo is not None else "")
+
+
+async def _services(args: argparse.Namespace, stack: contextlib.AsyncExitStack) -> _Services:
+    """Start (or point at) the Temporal server, the program store and the Mongo mirror; ``stack`` stops them."""
+    options = options_from_args(args)
+    embedded = not (args.address or os.environ.get("TEMPORAL_ADDRESS"))
+    server = mongo = None
+    if embedded:
+        from ..local import start_temporal
+
+        server = await asyncio.to_thread(start_temporal, ui=not args.no_ui)
+        stack.push_async_callback(asyncio.to_thread, server.stop)
+        options.address = server.address
+        ui = server.extra.get("ui_url")
+        _err(f"Temporal dev server at {server.address}" + (f", Web UI: {ui}" if ui else ""))
+    registry_dir = args.registry
+    if registry_dir is None and embedded:
+        registry_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="ffl-registry-"))
+    store = LocalProgramStore(registry_dir) if registry_dir else LocalProgramStore()
+    mongo_uri = args.mongo or os.environ.get("MONGODB_URI")
+    if args.local_mongo:
+        from ..local import start_mongo
+
+        mongo = await asyncio.to_thread(start_mongo)
+        stack.push_async_callback(asyncio.to_thread, mongo.stop)
+        mongo_uri = mongo.extra["uri"]
+        _err(f"Mongo mirror (secantusdb) at {mongo_uri}")
+    return _Services(options, embedded, store, server, mongo, mirror=mongo_uri)
+
+
 async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, registry: HandlerRegistry) -> int:
     from temporalio.client import WorkflowFailureError
 
-    options = options_from_args(args)
     config = load_config(args.config)
-    embedded = not (args.address or os.environ.get("TEMPORAL_ADDRESS"))
-    server = None
-    tmp = None
-    try:
-        if embedded:
-            from ..local import start_temporal
-
-            server = await asyncio.to_thread(start_temporal, ui=not args.no_ui)
-            options.address = server.address
-            ui = server.extra.get("ui_url")
-            _err(f"Temporal dev server at {server.address}" + (f", Web UI: {ui}" if ui else ""))
-        registry_dir = args.registry
-        if registry_dir is None and embedded:
-            tmp = tempfile.TemporaryDirectory(prefix="ffl-registry-")
-            registry_dir = tmp.name
-        store = LocalProgramStore(registry_dir) if registry_dir else LocalProgramStore()
-        digest = store.publish(program)
-        client = await connect(options, retry_for=30.0 if embedded else 0.0)
+    async with contextlib.AsyncExitStack() as stack:
+        env = await _services(args, stack)
+        digest = env.store.publish(program)
+        client = await connect(env.options, retry_for=30.0 if env.embedded else 0.0)
         queue = args.task_queue
         facets = event_facets(program, args.workflow, config)
         missing = [name for name in facets if name not in registry]
         # On a shared server, queues we hold no handler for are left to the workers already serving them;
         # on our own embedded server nobody else can, so serve them too and fail those steps clearly.
-        served = {q for name, q in facets.items() if embedded or name in registry}
+        served = {q for name, q in facets.items() if env.embedded or name in registry}
         queues = sorted(served - {queue})
         if missing:
-            outcome = "those steps will fail" if embedded else "those steps wait for workers serving their queues"
+            outcome = "those steps will fail" if env.embedded else "those steps wait for workers serving their queues"
             _err(f"warning: no handler loaded for {', '.join(missing)} ({outcome})")
-        workers = [build_worker(client, queue, registry, store=store, config=config, interpreter=True)]
-        workers += [build_worker(client, q, registry, config=config) for q in queues]
+        mirror = None
+        if env.mirror:
+            config = config.model_copy(update={"mirror": True})
+            mirror = open_mirror(env.mirror, env.store, [queue, *queues], registry.names(), "ffl-run")
+            stack.push_async_callback(asyncio.to_thread, mirror.close)
+        listeners = [mirror.listener] if mirror else []
+        workers = [build_worker(client, queue, registry, store=env.store, config=config, interpreter=True,
+                                mirror=mirror.writer if mirror else None, listeners=listeners)]  # fmt: skip
+        workers += [build_worker(client, q, registry, config=config, listeners=listeners) for q in queues]
         tasks = [asyncio.create_task(w.run()) for w in workers]
+        stack.push_async_callback(_shutdown, workers, tasks)
         workflow_id = f"ffl-{args.workflow}-{uuid.uuid4().hex[:8]}"
+        handle = await client.start_workflow(
+            args.workflow, inputs, id=workflow_id, task_queue=queue, memo={MEMO_PROGRAM_HASH: digest}
+        )
+        tty = sys.stderr.isatty() and not args.quiet
+        if tty:
+            _err(f"workflow {args.workflow}: id {workflow_id}, program {digest[:12]}, queues {queue}"
+                 + "".join(f", {q}" for q in queues))  # fmt: skip
+        status = 0
         try:
-            handle = await client.start_workflow(
-                args.workflow, inputs, id=workflow_id, task_queue=queue, memo={MEMO_PROGRAM_HASH: digest}
-            )
-            tty = sys.stderr.isatty() and not args.quiet
             if tty:
-                _err(f"workflow {args.workflow}: id {workflow_id}, program {digest[:12]}, queues {queue}"
-                     + "".join(f", {q}" for q in queues))  # fmt: skip
-            status = 0
-            try:
-                if tty:
-                    from rich.console import Console
+                from rich.console import Console
 
-                    result = await wait_with_progress(handle, Console(stderr=True, highlight=False))
-                else:
-                    result = await _result_or_worker_error(handle, tasks)
-                print(json.dumps(result, ensure_ascii=False, sort_keys=True), flush=True)
-            except WorkflowFailureError as exc:
-                status = 1
-                _err(f"error: workflow {args.workflow} ({workflow_id}) failed")
-                for line in describe_failure(exc):
-                    _err(f"  {line}")
-            if args.keep_server:
-                await _wait_for_interrupt(server, options.address, workflow_id)
-            return status
-        finally:
-            await _shutdown(workers, tasks)
-    finally:
-        if server is not None:
-            await asyncio.to_thread(server.stop)
-        if tmp is not None:
-            tmp.cleanup()
+                result = await wait_with_progress(handle, Console(stderr=True, highlight=False))
+            else:
+                result = await _result_or_worker_error(handle, tasks)
+            print(json.dumps(result, ensure_ascii=False, sort_keys=True), flush=True)
+        except WorkflowFailureError as exc:
+            status = 1
+            _err(f"error: workflow {args.workflow} ({workflow_id}) failed")
+            for line in describe_failure(exc):
+                _err(f"  {line}")
+        if args.keep_server:
+            await _wait_for_interrupt(env.where(), workflow_id)
+        return status
 
 
 async def _result_or_worker_error(handle, tasks: list[asyncio.Task]) -> Any:
@@ -211,12 +242,11 @@ async def _shutdown(workers: list, tasks: list[asyncio.Task]) -> None:
     await asyncio.gather(*tasks, return_exceptions=True)
 
 
-async def _wait_for_interrupt(server, address: str, workflow_id: str) -> None:
+async def _wait_for_interrupt(where: str, workflow_id: str) -> None:
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    where = f"Web UI {server.extra.get('ui_url')}" if server is not None and server.extra.get("ui_url") else address
     _err(f"workers and server stay up ({where}, workflow {workflow_id}); press Ctrl-C to stop")
     await stop.wait()
 
@@ -302,6 +332,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--keep-server", action="store_true", help="after the run, keep server and workers up "
                      "(browse the Web UI) until Ctrl-C")  # fmt: skip
     run.add_argument("--no-ui", action="store_true", help="embedded server without the Web UI")
+    run.add_argument("--mongo", help="mirror runners, steps and logs to this MongoDB (env MONGODB_URI)")
+    run.add_argument("--local-mongo", action="store_true",
+                     help="start a local secantusdb for the mirror (development; needs the secantusdb package)")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     run.add_argument("--verbose", "-v", action="store_true", help="log workers' activity (retries, failures)")
     add_connection_args(run, address_help="use this Temporal server instead of an embedded one (env TEMPORAL_ADDRESS)")

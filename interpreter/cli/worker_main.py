@@ -38,16 +38,23 @@ def load_config(path: str | None) -> RuntimeConfig:
 
 
 def open_store(registry_dir: str | None, mongo_uri: str | None):
-    """The program store the interpreter worker loads programs from."""
-    if mongo_uri:
-        try:
-            from ..activities.program_store_mongo import MongoProgramStore  # provided with the Mongo mirror
-        except ImportError as exc:
-            raise SystemExit(f"--mongo given but no Mongo program store is available: {exc}") from exc
-        return MongoProgramStore(mongo_uri)
+    """Where the interpreter loads programs: an explicit registry directory, else MongoDB, else ~/.ffl/registry."""
     from ..activities.program_store import LocalProgramStore
 
-    return LocalProgramStore(registry_dir) if registry_dir else LocalProgramStore()
+    if registry_dir:
+        return LocalProgramStore(registry_dir)
+    if mongo_uri:
+        from ..activities.mirror import MongoProgramStore
+
+        return MongoProgramStore(mongo_uri)
+    return LocalProgramStore()
+
+
+def open_mirror(mongo_uri: str, store, queues: Sequence[str], handlers: Sequence[str], service: str):
+    """The mirror session of a worker process: Mirror activity sink, task listener, server registration."""
+    from ..activities.mirror import MirrorSession
+
+    return MirrorSession(mongo_uri, program_store=store, queues=queues, handlers=handlers, service=service).start()
 
 
 def build_worker(
@@ -109,13 +116,17 @@ def add_worker_args(parser: argparse.ArgumentParser) -> None:
     add_connection_args(parser)
 
 
-def _describe(queue: str, registry: HandlerRegistry, config: RuntimeConfig, options: ConnectOptions, store) -> str:
+def _describe(queue: str, registry: HandlerRegistry, config: RuntimeConfig, options: ConnectOptions, store,
+              mirror) -> str:  # fmt: skip
     served = registry.names(queue=queue, overrides=config.queues)
-    handlers = f"handlers {', '.join(served)}" if served else "no handlers"
+    text = f"ffl worker: queue {queue} on {options.describe()}: "
     if store is not None:
-        where = getattr(store, "root", None) or type(store).__name__
-        return f"ffl worker: queue {queue} on {options.describe()}: interpreter workflow (programs from {where}), {handlers}"
-    return f"ffl worker: queue {queue} on {options.describe()}: {handlers}"
+        where = getattr(store, "root", None) or f"MongoDB {getattr(store, 'database', '')}"
+        text += f"interpreter workflow (programs from {where}), "
+    text += f"handlers {', '.join(served)}" if served else "no handlers"
+    if mirror is not None:
+        text += f"; mirror to MongoDB {mirror.writer.database}"
+    return text
 
 
 async def serve(args: argparse.Namespace) -> int:
@@ -129,22 +140,39 @@ async def serve(args: argparse.Namespace) -> int:
         return 2
     queue = args.task_queue
     interpreter = args.interpreter or queue == INTERPRETER_QUEUE
+    mongo_uri = args.mongo or os.environ.get("MONGODB_URI")
     store = None
     if interpreter:
-        store = open_store(args.registry or os.environ.get("FFL_REGISTRY"), args.mongo or os.environ.get("MONGODB_URI"))
+        store = open_store(args.registry or os.environ.get("FFL_REGISTRY"), mongo_uri)
     elif not registry.names(queue=queue, overrides=config.queues):
         print(f"ffl worker: warning: no loaded handler maps to queue {queue} "
               f"(loaded: {', '.join(registry.names()) or 'none'})", file=sys.stderr)  # fmt: skip
-    client = await connect(options, retry_for=args.connect_timeout)
-    worker = build_worker(client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace,
-                          interpreter=interpreter)  # fmt: skip
+    mirror = None
+    if mongo_uri:  # a MongoDB URI turns the mirror on for runs this worker loads
+        config = config.model_copy(update={"mirror": True})
+        mirror = open_mirror(mongo_uri, store, [queue], registry.names(queue=queue, overrides=config.queues),
+                             "interpreter" if interpreter else "worker")  # fmt: skip
+    try:
+        client = await connect(options, retry_for=args.connect_timeout)
+        worker = build_worker(
+            client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace,
+            interpreter=interpreter, mirror=mirror.writer if mirror else None,
+            listeners=[mirror.listener] if mirror else (),
+        )  # fmt: skip
+        return await _serve_until_signal(worker, queue, _describe(queue, registry, config, options, store, mirror))
+    finally:
+        if mirror is not None:
+            await asyncio.to_thread(mirror.close)
 
+
+async def _serve_until_signal(worker, queue: str, banner: str) -> int:
+    """Run ``worker`` until SIGINT/SIGTERM (then shut down gracefully) or until it fails."""
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
     running = asyncio.create_task(worker.run())
-    print(_describe(queue, registry, config, options, store), file=sys.stderr, flush=True)
+    print(banner, file=sys.stderr, flush=True)
     stopped = asyncio.create_task(stop.wait())
     done, _ = await asyncio.wait({running, stopped}, return_when=asyncio.FIRST_COMPLETED)
     if running in done:  # the worker failed on its own (e.g. lost the server for good)

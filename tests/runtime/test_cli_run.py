@@ -142,3 +142,20 @@ def test_keep_server_waits_for_ctrl_c(temporal_service):
     proc.send_signal(signal.SIGINT)
     assert proc.wait(30) == 0
     assert json.loads(proc.stdout.read()) == {"lines": [], "summary": "", "count": 0}
+
+
+def test_run_with_mongo_mirror(temporal_service, mongo_service, mongo_db_name):
+    """--mongo turns the mirror on: the runner, its steps and the handler tasks land in MongoDB."""
+    from pymongo import MongoClient
+
+    uri = f"{mongo_service.extra['uri']}/{mongo_db_name}"
+    proc = ffl("run", str(HELLO / "program.ffl"), "--handlers", str(HELLO / "handlers.py"),
+               "--workflow", "hello.Greet", "--input", '{"names": ["Ada", "Bob"]}',
+               "--address", temporal_service.address, "--mongo", uri)  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    db = MongoClient(uri, serverSelectionTimeoutMS=5000)[mongo_db_name]
+    runners = list(db.runners.find({}))
+    assert [r["state"] for r in runners] == ["completed"]
+    assert db.steps.count_documents({}) >= 6  # all, s, 2 lookups, 2 composes
+    assert db.tasks.count_documents({"state": "completed"}) == 5  # 2 Lookup + 2 Compose + 1 Summarize
+    assert db.logs.count_documents({}) >= 2  # the Lookup handler's _step_log lines
