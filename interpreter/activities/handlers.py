@@ -19,6 +19,7 @@ import hashlib
 import importlib
 import importlib.util
 import inspect
+import os
 import sys
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -159,6 +160,9 @@ def _modules_for(spec: str) -> list[ModuleType]:
         return [_import_file(path)]
     if spec.endswith(".py") or "/" in spec or "\\" in spec:
         raise HandlerLoadError(f"handler file or directory not found: {spec}")
+    # Like ``python -m``, a module name resolves against the working directory too.
+    if os.getcwd() not in sys.path and "" not in sys.path:
+        sys.path.append(os.getcwd())
     try:
         return [importlib.import_module(spec)]
     except ImportError as exc:

@@ -86,3 +86,15 @@ def test_load_errors_are_clear(tmp_path):
     broken.write_text("raise RuntimeError('boom')\n")
     with pytest.raises(HandlerLoadError, match="boom"):
         load_handlers(str(broken))
+
+
+def test_module_name_resolves_against_working_directory(tmp_path, monkeypatch):
+    (tmp_path / "cwd_handlers_mod.py").write_text(
+        "def register_handlers(registry):\n    registry.register('cwd.F', lambda p: {})\n"
+    )
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(sys, "path", [p for p in sys.path if p not in ("", str(tmp_path))])
+    try:
+        assert load_handlers("cwd_handlers_mod").names() == ["cwd.F"]
+    finally:
+        sys.modules.pop("cwd_handlers_mod", None)

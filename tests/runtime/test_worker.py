@@ -110,6 +110,10 @@ def test_worker_rejects_bad_handler_spec(tmp_path):
     proc = WorkerProcess("--task-queue", "x", "--handlers", str(tmp_path / "nope.py"))
     assert proc.proc.wait(30) == 2
     assert "not found" in "".join(proc.lines)
+    # ``ffl worker`` is the same command.
+    same = subprocess.run([sys.executable, "-m", "interpreter", "worker", "--task-queue", "x", "--handlers",
+                           str(tmp_path / "nope.py")], cwd=REPO, capture_output=True, text=True, timeout=30)  # fmt: skip
+    assert same.returncode == 2 and "not found" in same.stderr
 
 
 def _parse(argv: list[str]) -> argparse.Namespace:
