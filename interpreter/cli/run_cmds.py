@@ -272,7 +272,7 @@ def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr)
     try:
         return asyncio.run(_run_async(args, program, inputs, registry))
-    except (OSError, RuntimeError) as exc:  # server did not start, connection refused, worker died
+    except (OSError, RuntimeError, ValueError) as exc:  # server did not start, connection refused, bad config
         _err(f"error: {type(exc).__name__}: {exc}")
         return 1
 
