@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
 
 from interpreter.compiler import compile_files, compile_sources
 from interpreter.compiler.graph import GraphError, build_graph, find_workflow, render
+from tests.paths import CONFORMANCE
 
-VALID = Path("/work/shared/conformance/valid")
+VALID = (CONFORMANCE / "valid")
 
 PROGRAM = """namespace g {
     event facet E(x: Long) => (y: Long)

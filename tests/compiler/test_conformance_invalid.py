@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from interpreter.compiler import check_files, compile_files
+from tests.paths import CONFORMANCE
 
-CONFORMANCE = Path("/work/shared/conformance")
 VALID = sorted(p for p in (CONFORMANCE / "valid").glob("*") if p.is_dir()) if CONFORMANCE.exists() else []
 INVALID_DIR = CONFORMANCE / "invalid"
 EXPECTED = json.loads((INVALID_DIR / "expected.json").read_text()) if INVALID_DIR.exists() else {}

@@ -28,9 +28,7 @@ from interpreter.program.model import (
     StepRef,
     Unary,
 )
-
-CONFORMANCE = "/work/shared/conformance"
-
+from tests.paths import CONFORMANCE
 
 # ----------------------------------------------------------------------------- helpers
 

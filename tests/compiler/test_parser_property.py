@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 from interpreter.compiler.diagnostics import FFLSyntaxError
 from interpreter.compiler.parser import parse_source
 from interpreter.program.model import Attr, Binary, Index, Lit, ParamRef, SourceFile, StepRef, Unary
+from tests.paths import CONFORMANCE
 
-CONFORMANCE = "/work/shared/conformance"
 SETTINGS = settings(
     max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
 )

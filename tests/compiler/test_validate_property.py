@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from interpreter.compiler import CompileError, Diagnostic, check_sources, compile_sources
+from tests.paths import CONFORMANCE
 
-SOURCES = [p.read_text() for p in sorted(Path("/work/shared/conformance/valid").glob("*/*.ffl"))]
+SOURCES = [p.read_text() for p in sorted((CONFORMANCE / "valid").glob("*/*.ffl"))]
 SOURCES.append("""namespace m {
     uses m
     facet Mx(k: Long = 1) => (extra: Long)

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pymongo
 import pytest
 
 from interpreter.activities.mirror import ensure_indexes
+from tests.paths import SEEDS
 
-SEED = Path("/work/shared/seeds/003_9e8767b8d89673a2.txt")
+SEED = (SEEDS / "003_9e8767b8d89673a2.txt")
 
 # Transcribed from database.md by hand: (collection, name, keys, unique, partial filter).
 EXPECTED = {

@@ -29,8 +29,7 @@ from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.model import Program
 from interpreter.workflows import FFLWorkflow, workflow_runner
-
-CONFORMANCE = Path("/work/shared/conformance")
+from tests.paths import CONFORMANCE  # noqa: F401 - re-exported for the runtime tests
 
 FAST_RETRY = RetryConfig(maximum_attempts=1, initial_interval_seconds=0.1, backoff_coefficient=1.0,
                          maximum_interval_seconds=0.1, start_to_close_seconds=10.0)

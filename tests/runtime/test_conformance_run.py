@@ -13,7 +13,9 @@ from pathlib import Path
 
 import pytest
 
-VALID = Path("/work/shared/conformance/valid")
+from tests.paths import CONFORMANCE
+
+VALID = (CONFORMANCE / "valid")
 REPO = Path(__file__).resolve().parents[2]
 
 

@@ -13,6 +13,7 @@ from interpreter.activities.handlers import (
     load_handlers,
     queue_for,
 )
+from tests.paths import CONFORMANCE
 
 FIXTURES = Path(__file__).parent / "handler_fixtures"
 
@@ -66,7 +67,7 @@ def test_load_package_by_name_collects_submodule_handlers(monkeypatch):
 
 
 def test_conformance_handlers_load():
-    spec = Path("/work/shared/conformance/valid/dataflow/handlers.py")
+    spec = (CONFORMANCE / "valid/dataflow/handlers.py")
     if not spec.exists():
         pytest.skip("conformance cases not available")
     registry = load_handlers(str(spec))

@@ -18,6 +18,7 @@ from temporalio.service import TLSConfig
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from interpreter.cli.connect import ConnectOptions, add_connection_args, options_from_args, tls_config
+from tests.paths import CONFORMANCE
 
 from .call_handler import CallHandler
 
@@ -140,7 +141,7 @@ def test_connection_options_flags_over_env(tmp_path):
 
 def test_separate_worker_processes_with_temporal_cli(temporal_service, tmp_path):
     """ffl publish, then worker.py for ffl and for calc, then the real Temporal CLI starts the workflow."""
-    case = Path("/work/shared/conformance/valid/dataflow")
+    case = (CONFORMANCE / "valid/dataflow")
     if not case.is_dir():
         pytest.skip("conformance cases not available")
     registry = tmp_path / "registry"
