@@ -222,6 +222,8 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
                 _err(f"  {line}")
         if args.keep_server:
             await _wait_for_interrupt(env.where(), workflow_id)
+        elif env.embedded and sys.stderr.isatty():
+            _err("the embedded dev server stops now; add --keep-server to browse this run in the Web UI")
         return status
 
 
