@@ -29,19 +29,6 @@ def duplicate_args(args: list[Arg]) -> list[Problem]:
     return out
 
 
-def _implicit_args(implicits: dict[str, list[ImplicitDecl]], qname: str) -> set[str]:
-    return {arg.name for imp in implicits.get(qname, []) for arg in imp.call.args}
-
-
-def _mixin_provides(table: SymbolTable, implicits: dict[str, list[ImplicitDecl]], mixin: MixinCall) -> set[str]:
-    """Argument names a mixin without ``as`` merges into a call: its args, defaults and implicits."""
-    mixed = facet(table, mixin.facet)
-    if mixed is None or mixin.alias is not None:
-        return set()
-    names = {a.name for a in mixin.args} | {p.name for p in mixed.params if p.default is not None}
-    return names | _implicit_args(implicits, mixed.qname)
-
-
 def mixin_problems(table: SymbolTable, mixin: MixinCall) -> list[Problem]:
     out = duplicate_args(mixin.args)
     decl = facet(table, mixin.facet)
@@ -54,11 +41,11 @@ def mixin_problems(table: SymbolTable, mixin: MixinCall) -> list[Problem]:
     return out
 
 
-def call_problems(table: SymbolTable, call: Call, implicits: dict[str, list[ImplicitDecl]]) -> list[Problem]:
-    """Undeclared, repeated and missing arguments of a step's call (with its mixins).
+def call_problems(table: SymbolTable, call: Call) -> list[Problem]:
+    """Undeclared and repeated arguments of a step's call (with its mixins).
 
-    A parameter is given by the call, a call-site or signature mixin without
-    ``as``, an implicit of the facet, or its default — as the workflow fills it.
+    A parameter that neither the call, a mixin, an implicit nor a default
+    gives is not an error: the contract says the argument is then absent.
     """
     out = duplicate_args(call.args)
     if call.kind == "schema":
@@ -81,15 +68,8 @@ def call_problems(table: SymbolTable, call: Call, implicits: dict[str, list[Impl
         for a in call.args
         if a.name not in accepted
     ]
-    provided = {a.name for a in call.args} | _implicit_args(implicits, decl.qname)
     for mixin in call.mixins:
         out += mixin_problems(table, mixin)
-        provided |= _mixin_provides(table, implicits, mixin)
-    for mixin in decl.mixins:
-        provided |= _mixin_provides(table, implicits, mixin)
-    for param in decl.params:
-        if param.default is None and param.name not in provided:
-            out.append((call.loc, f"missing required argument '{param.name}' of '{decl.qname}' (no default)"))
     return out
 
 

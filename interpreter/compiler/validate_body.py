@@ -136,7 +136,7 @@ class BodyChecker:
             for arg in mixin.args:
                 self.exprs.check(arg.value, scope, reads, arg.loc or mixin.loc)
         step.refs, step.params = reads.refs, reads.params
-        for loc, message in call_problems(self.table, step.call, self.implicits):
+        for loc, message in call_problems(self.table, step.call):
             self.report(loc or step.loc, message)
 
 

@@ -1,0 +1,6 @@
+def keys(p):
+    return {"keys": sorted(p)}
+
+
+def register_handlers(registry):
+    registry.register("gap.Keys", keys)
