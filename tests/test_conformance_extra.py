@@ -1,0 +1,104 @@
+"""Conformance cases (tests/conformance_extra and the shared ../shared/conformance) on the dev server.
+
+Valid cases compile and run in-process through the runtime harness (one
+compile per folder, one set of workers per run), compared as the conformance
+README says: a null or absent return counts as absent; ``error_contains``
+strings must all appear in the failure message. Invalid files are checked one
+by one; each must yield a diagnostic on the expected line containing the
+expected words.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from interpreter.compiler import check_sources, compile_sources
+from interpreter.program.model import Program
+from tests.runtime.harness import run_ffl
+
+REPO = Path(__file__).resolve().parents[1]
+EXTRA = Path(__file__).resolve().parent / "conformance_extra"
+SHARED = REPO.parent / "shared" / "conformance"
+ROOTS = {"extra": EXTRA, "shared": SHARED}
+
+
+def _valid_cases() -> list:
+    found = []
+    for label, root in ROOTS.items():
+        valid = root / "valid"
+        if not valid.is_dir():
+            found.append(pytest.param(None, None, 0, None, id=f"{label}-absent",
+                                      marks=pytest.mark.skip(reason=f"no conformance cases at {valid}")))
+            continue
+        for folder in sorted(p for p in valid.iterdir() if p.is_dir()):
+            for index, case in enumerate(json.loads((folder / "cases.json").read_text())):
+                found.append(pytest.param(label, folder, index, case, id=f"{label}-{folder.name}-{index}"))
+    return found
+
+
+def _invalid_cases() -> list:
+    found = []
+    for label, root in ROOTS.items():
+        invalid = root / "invalid"
+        expected_file = invalid / "expected.json"
+        if not expected_file.is_file():
+            found.append(pytest.param(None, None, None, id=f"{label}-absent",
+                                      marks=pytest.mark.skip(reason=f"no invalid cases at {invalid}")))
+            continue
+        expected = json.loads(expected_file.read_text())
+        for name in sorted(expected):
+            found.append(pytest.param(invalid / name, expected[name], label, id=f"{label}-{name}"))
+    return found
+
+
+def _sources(folder: Path) -> list[tuple[str, str]]:
+    return [(p.name, p.read_text()) for p in sorted(folder.glob("*.ffl"))]
+
+
+@cache
+def _program(folder: Path) -> Program:
+    return compile_sources(_sources(folder))
+
+
+def _register(folder: Path) -> Any:
+    path = folder / "handlers.py"
+    if not path.is_file():
+        return None
+    spec = importlib.util.spec_from_file_location(f"conformance_{folder.parent.parent.name}_{folder.name}", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module.register_handlers
+
+
+def _present(values: dict) -> dict:
+    """A null or absent return counts as absent (conformance README)."""
+    return {k: v for k, v in values.items() if v is not None}
+
+
+@pytest.mark.parametrize("label, folder, index, case", _valid_cases())
+async def test_valid_case(temporal_client, tmp_path, label, folder, index, case):
+    run = await run_ffl(temporal_client, _program(folder), case["workflow"], case.get("inputs") or {},
+                        handlers=_register(folder), tmp_path=tmp_path)
+    expect = case["expect"]
+    if "outputs" in expect:
+        assert run.error is None, run.message
+        assert _present(run.result) == _present(expect["outputs"])
+    else:
+        assert run.error is not None, f"expected a failure, got {run.result}"
+        missing = [text for text in expect["error_contains"] if text not in run.message]
+        assert not missing, f"{missing} not in: {run.message}"
+
+
+@pytest.mark.parametrize("path, want, label", _invalid_cases())
+def test_invalid_case(path, want, label):
+    found = check_sources([(path.name, path.read_text())])
+    assert found, f"{path.name} compiled without errors"
+    on_line = [d for d in found if d.line == want["line"]]
+    assert any(all(w in d.message for w in want["contains"]) for d in on_line), [str(d) for d in found]
