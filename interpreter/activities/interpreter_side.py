@@ -11,6 +11,7 @@ from temporalio.exceptions import ApplicationError
 
 from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY
+from ..program.pinned import pack_program
 from .program_store import ProgramStore, trim_program
 from .scripts import run_script_activity
 
@@ -24,13 +25,16 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig,
     async def load_program(request: dict[str, Any]) -> dict[str, Any]:
         """``{"workflow", "hash"?}`` → ``{"program": json, "hash", "config"}``, pinned in history.
 
-        ``program`` is trimmed to what the workflow reaches; ``hash`` names the published program.
+        ``program`` is trimmed to what the workflow reaches, without source
+        locations, and compressed into ``program_z`` when large (see
+        program.pinned); ``hash`` names the published program.
         """
         try:
             text, digest = await asyncio.to_thread(store.load, request["workflow"], request.get("hash"))
         except LookupError as err:
             raise ApplicationError(str(err), type="ProgramNotFound", non_retryable=True) from err
-        return {"program": trim_program(text, request["workflow"]), "hash": digest, "config": config_data}
+        pinned = await asyncio.to_thread(lambda: pack_program(trim_program(text, request["workflow"])))
+        return {**pinned, "hash": digest, "config": config_data}
 
     activities: list[Callable] = [load_program, run_script_activity]
     if mirror is not None:

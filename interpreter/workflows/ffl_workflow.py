@@ -23,13 +23,13 @@ from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
     from interpreter.program.constants import (
-                LOAD_PROGRAM_ACTIVITY,
+        LOAD_PROGRAM_ACTIVITY,
         MEMO_PROGRAM_HASH,
         MIRROR_ACTIVITY,
         STEPS_QUERY,
     )
     from interpreter.program.model import Program
-    from interpreter.program.serialize import program_from_json
+    from interpreter.program.pinned import unpack_program
 
 from .runner import Interpreter, activity_failure
 from .state import Skipped, StepFailure
@@ -115,7 +115,7 @@ class FFLWorkflow:
                                    non_retryable=True) from None
         if pinned != loaded["hash"]:
             workflow.upsert_memo({MEMO_PROGRAM_HASH: loaded["hash"]})
-        program = program_from_json(loaded["program"])
+        program = unpack_program(loaded)
         config = RuntimeConfig.model_validate(loaded.get("config") or {})
         return program, loaded["hash"], config
 

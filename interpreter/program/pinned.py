@@ -1,0 +1,53 @@
+"""The program as LoadProgram pins it in history: lean, and compressed when large.
+
+Temporal refuses a payload over 2 MB, and a 5,000-step program's canonical
+JSON is several MB — mostly source locations, which only the compiler's
+diagnostics need. The pinned form drops every ``loc`` and, past
+``COMPRESS_ABOVE`` characters, travels as base64 zlib (``program_z``) instead
+of plain JSON (``program``), so small programs stay readable in history.
+Pure and deterministic: the workflow decodes exactly what history holds.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import zlib
+from typing import Any
+
+from .model import FORMAT_VERSION, Program
+from .serialize import ProgramFormatError
+
+COMPRESS_ABOVE = 256 * 1024
+"""Characters of lean JSON above which the pinned program is compressed."""
+
+
+def _without_loc(node: Any) -> Any:
+    if isinstance(node, dict):
+        return {key: _without_loc(value) for key, value in node.items() if key != "loc"}
+    if isinstance(node, list):
+        return [_without_loc(value) for value in node]
+    return node
+
+
+def pack_program(text: str) -> dict[str, str]:
+    """Canonical program JSON → ``{"program": json}`` or ``{"program_z": b64 zlib}``, locations dropped."""
+    lean = json.dumps(_without_loc(json.loads(text)), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    if len(lean) <= COMPRESS_ABOVE:
+        return {"program": lean}
+    packed = base64.b64encode(zlib.compress(lean.encode("utf-8"), 6)).decode("ascii")
+    return {"program_z": packed}
+
+
+def unpack_program(loaded: dict[str, Any]) -> Program:
+    """The Program in a LoadProgram result (either form; older histories hold plain ``program``)."""
+    if "program_z" in loaded:
+        text: str | bytes = zlib.decompress(base64.b64decode(loaded["program_z"]))
+    else:
+        text = loaded["program"]
+    program = Program.model_validate_json(text)
+    if program.format != FORMAT_VERSION:
+        raise ProgramFormatError(
+            f"compiled program has format {program.format!r}; this interpreter reads format {FORMAT_VERSION}"
+        )
+    return program
