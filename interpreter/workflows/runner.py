@@ -26,6 +26,7 @@ ordered lists and merged by source order, never by completion order.
 
 from __future__ import annotations
 
+import asyncio
 from datetime import timedelta
 from typing import Any
 
@@ -40,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.model import Block, Catch, FacetDecl, Program, Step, Yield
 
 from .arguments import Arguments
+from .schedule import MAX_PENDING_ACTIVITIES, dataflow, windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join, merge_into
 from .tracker import Tracker
 
@@ -76,6 +78,9 @@ class Interpreter:
         self.config = config
         self.tracker = tracker
         self.arguments = Arguments(program)
+        self.declared: dict[str, tuple[str, ...]] = {}  # facet → declared returns, computed once
+        # Temporal fails a workflow task that would leave over 2,000 activities pending in one run.
+        self.activity_slots = asyncio.Semaphore(MAX_PENDING_ACTIVITIES)
 
     # ------------------------------------------------------------------ declarations
 
@@ -159,10 +164,13 @@ class Interpreter:
 
     def handle(self, step: Step, returns: dict[str, Any] | None = None) -> Handle:
         """A step's handle; a step that can catch reads ``error``/``error_type`` as null until it fails."""
-        decl = self.program.facets.get(step.call.facet or "")
+        facet = step.call.facet or ""
+        declared = self.declared.get(facet)
+        if declared is None:
+            declared = self.declared[facet] = self.arguments.declared_returns(step.call.facet)
+        decl = self.program.facets.get(facet)
         catchable = step.catch is not None or (decl is not None and decl.catch is not None)
-        handle = Handle(step.name, self.arguments.declared_returns(step.call.facet),
-                        ("error", "error_type") if catchable else ())
+        handle = Handle(step.name, declared, ("error", "error_type") if catchable else ())
         if returns is not None:
             handle.resolve(returns)
         return handle
@@ -185,7 +193,8 @@ class Interpreter:
 
     async def run_steps(self, block: Block, scope: Scope) -> list[Write]:
         """All steps concurrently (each waits for its references), then the block's yields."""
-        results = await gather_all([self.run_step(step, scope, scope.steps[step.name]) for step in block.steps])
+        steps = block.steps
+        results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name]))
         writes = [write for step_writes in results for write in step_writes]
         for item in block.yields:
             writes.append(await self.run_yield(item, scope))
@@ -212,12 +221,13 @@ class Interpreter:
             raise StepFailure(join(scope.path, "foreach"), "foreach",
                               f"foreach needs a list, got {type(items).__name__}", "TypeError")
         var = block.var or "item"
-        iterations = []
-        for index, item in enumerate(items):
-            inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: item},
+
+        def iteration(index: int):
+            inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: items[index]},
                                 self.handles(block.steps))
-            iterations.append(self.run_steps(block, inner))
-        results = await gather_all(iterations)
+            return self.run_steps(block, inner)
+
+        results = await windowed(len(items), iteration)
         return [write for writes in results for write in writes]
 
     async def run_when(self, block: Block, scope: Scope) -> list[Write]:
@@ -366,11 +376,12 @@ class Interpreter:
         retry = self.config.retry_for(facet)
         task_queue = self.config.queue_for(facet, queue or decl.queue)
         try:
-            result = await workflow.execute_activity(
-                facet, args, task_queue=task_queue, activity_id=path,
-                start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
-                retry_policy=retry_policy(retry), summary=path,
-            )
+            async with self.activity_slots:
+                result = await workflow.execute_activity(
+                    facet, args, task_queue=task_queue, activity_id=path,
+                    start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
+                    retry_policy=retry_policy(retry), summary=path,
+                )
         except ActivityError as err:
             message, error_type = activity_failure(err)
             # The handler side prefixes the facet name; ``error`` holds the handler's own message.
@@ -385,12 +396,13 @@ class Interpreter:
         """Scripts never run in the workflow: RunScript executes them on the interpreter queue."""
         retry = self.config.retry
         try:
-            result = await workflow.execute_activity(
-                RUN_SCRIPT_ACTIVITY, {"code": code, "params": params, "step": path},
-                task_queue=workflow.info().task_queue, activity_id=path,
-                start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
-                retry_policy=retry_policy(retry), summary=path,
-            )
+            async with self.activity_slots:
+                result = await workflow.execute_activity(
+                    RUN_SCRIPT_ACTIVITY, {"code": code, "params": params, "step": path},
+                    task_queue=workflow.info().task_queue, activity_id=path,
+                    start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
+                    retry_policy=retry_policy(retry), summary=path,
+                )
         except ActivityError as err:
             message, error_type = activity_failure(err)
             raise StepFailure(path, owner or "script", message, error_type) from err
