@@ -45,6 +45,9 @@ from .schedule import MAX_PENDING_ACTIVITIES, dataflow, windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join, merge_into
 from .tracker import Tracker
 
+BLOCK_TYPES = {"steps": "AndThen", "foreach": "AndMap", "when": "AndMatch", "script": "AndThen"}
+"""Mirror object types of blocks (database.md); a foreach iteration is an AndThen inside its AndMap."""
+
 
 def _no_steps(name: str) -> Any:
     raise EvaluationError(f"step '{name}' cannot be read in a default value")
@@ -176,6 +179,21 @@ class Interpreter:
         return handle
 
     async def run_block(self, block: Block, scope: Scope) -> list[Write]:
+        return await self.tracked(scope.path, BLOCK_TYPES.get(block.kind, "AndThen"), scope.owner,
+                                  self.run_block_body(block, scope))
+
+    async def tracked(self, path: str, object_type: str, owner: str | None, work) -> list[Write]:
+        """Await a block's coroutine, mirroring it as a block step (running, then completed or failed)."""
+        self.tracker.block(path, object_type, "running", parent=owner)
+        try:
+            writes = await work
+        except (StepFailure, Skipped) as failure:
+            self.tracker.block(path, object_type, "failed", parent=owner, error=str(failure))
+            raise
+        self.tracker.block(path, object_type, "completed", parent=owner)
+        return writes
+
+    async def run_block_body(self, block: Block, scope: Scope) -> list[Write]:
         if block.kind == "steps":
             for step in block.steps:
                 if step.name not in scope.steps:
@@ -207,6 +225,8 @@ class Interpreter:
             fields = {arg.name: evaluate(arg.value, scope.params, scope.step_value) for arg in item.args}
         except EvaluationError as err:
             raise StepFailure(join(scope.path, f"yield {item.name}"), target, str(err), "EvaluationError") from err
+        self.tracker.block(join(scope.path, f"yield {item.name}"), "YieldAssignment", "completed",
+                           parent=scope.owner, returns=fields)
         return target, fields
 
     async def run_foreach(self, block: Block, scope: Scope) -> list[Write]:
@@ -225,7 +245,7 @@ class Interpreter:
         def iteration(index: int):
             inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: items[index]},
                                 self.handles(block.steps))
-            return self.run_steps(block, inner)
+            return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner))
 
         results = await windowed(len(items), iteration)
         return [write for writes in results for write in writes]
@@ -375,6 +395,7 @@ class Interpreter:
         facet = decl.qname
         retry = self.config.retry_for(facet)
         task_queue = self.config.queue_for(facet, queue or decl.queue)
+        self.tracker.task(path, facet, task_queue)
         try:
             async with self.activity_slots:
                 result = await workflow.execute_activity(

@@ -21,8 +21,10 @@ class Tracker:
         self.counts = dict.fromkeys(STATES, 0)
         self.buffer: list[dict[str, Any]] = []
         self.places: dict[str, tuple[str | None, str, str]] = {}  # path → (parent step, block, root step)
+        self.blocks: set[str] = set()  # paths of mirrored blocks
         self.workflow_id = ""
         self.run_id = ""
+        self.program_hash = ""  # from the first runner record; step and task records carry it (flow ids)
 
     def bind(self, workflow_id: str, run_id: str) -> None:
         self.workflow_id, self.run_id = workflow_id, run_id
@@ -56,7 +58,46 @@ class Tracker:
                 "statement_id": statement_id, "facet": facet, "object_type": object_type,
                 "parent_path": place[0], "block_path": place[1], "root_path": place[2],
                 "state": state, "params": params, "returns": returns, "error": error,
-                "time": workflow.now().isoformat(),
+                "program_hash": self.program_hash, "time": workflow.now().isoformat(),
+            })
+
+    def block(self, path: str, object_type: str, state: str, *, parent: str | None, error: str | None = None,
+              returns: dict | None = None) -> None:
+        """Mirror-only record of a block (AndThen, AndMap, AndMatch) or a yield (YieldAssignment).
+
+        Blocks are not steps of the steps query; their mirror documents make
+        the steps' ``block_id`` resolve. The enclosing block is the nearest
+        recorded block whose path is a prefix of ``path``.
+        """
+        if not self.mirror:
+            return
+        place = self.places.get(path)
+        if place is None:
+            enclosing = path
+            while "/" in enclosing:
+                enclosing = enclosing.rsplit("/", 1)[0]
+                if enclosing in self.blocks:
+                    break
+            else:
+                enclosing = ""
+            root = self.places[parent][2] if parent in self.places else (parent or path)
+            place = self.places[path] = (parent, enclosing, root)
+            self.blocks.add(path)
+        self.buffer.append({
+            "kind": "step", "workflow_id": self.workflow_id, "run_id": self.run_id, "path": path,
+            "statement_id": "", "facet": "", "object_type": object_type,
+            "parent_path": place[0], "block_path": place[1], "root_path": place[2],
+            "state": state, "params": None, "returns": returns, "error": error,
+            "program_hash": self.program_hash, "time": workflow.now().isoformat(),
+        })
+
+    def task(self, path: str, facet: str, queue: str) -> None:
+        """An event-facet activity is scheduled: its task is ``pending`` until a handler reports."""
+        if self.mirror:
+            self.buffer.append({
+                "kind": "task", "workflow_id": self.workflow_id, "run_id": self.run_id, "activity_id": path,
+                "facet": facet, "queue": queue, "attempt": 1, "state": "pending",
+                "program_hash": self.program_hash, "time": workflow.now().isoformat(),
             })
 
     def snapshot(self) -> list[dict[str, Any]]:
@@ -71,6 +112,7 @@ class Tracker:
 
     def runner(self, workflow_name: str, state: str, *, params: dict | None = None, returns: dict | None = None,
                error: str | None = None, program_hash: str = "") -> None:
+        self.program_hash = program_hash or self.program_hash
         if self.mirror:
             self.buffer.append({
                 "kind": "runner", "workflow_id": self.workflow_id, "run_id": self.run_id,

@@ -13,7 +13,7 @@ T0_MS = 1714564800250
 
 
 def _doc(record: dict) -> dict:
-    (op,) = build_ops(record)
+    op = build_ops(record)[0]
     return op.preview()
 
 

@@ -72,18 +72,24 @@ async def test_a_run_is_mirrored_with_steps_tasks_and_pinned_program(
     assert runner["compiled_ast"]["facets"]["m.Main"]["kind"] == "workflow"
     assert runner["end_time"] >= runner["start_time"] > 0
     steps = {s["path"].rsplit("/", 1)[-1]: s for s in mongo_db.steps.find({"runner_id": runner["uuid"]})}
-    assert set(steps) == {"a", "b"}
-    assert steps["a"]["state"] == steps["b"]["state"] == "completed"
+    assert set(steps) == {"a", "b", "b0", "yield Main"}
+    assert {name: s["object_type"] for name, s in steps.items()} == {
+        "a": "VariableAssignment", "b": "VariableAssignment", "b0": "AndThen", "yield Main": "YieldAssignment"}
+    assert all(s["state"] == "completed" for s in steps.values())
+    assert steps["a"]["block_id"] == steps["b"]["block_id"] == steps["b0"]["uuid"]
+    assert steps["yield Main"]["facets"]["returns"] == {"total": 3}
+    assert all(s["flow_id"] == ids.flow_uuid(digest) for s in steps.values())
     assert steps["b"]["facets"] == {"name": "m.Inc", "params": {"n": 2}, "returns": {"out": 3}}
     tasks = list(mongo_db.tasks.find({"runner_id": runner["uuid"]}))
     assert len(tasks) == 2
     for task in tasks:
+        assert task["flow_id"] == ids.flow_uuid(digest)
         step = next(s for s in steps.values() if s["uuid"] == task["step_id"])
         assert task["state"] == "completed" and task["retry_count"] == 1
         assert task["data"]["returns"] == step["facets"]["returns"]
         assert task["task_list_name"] == handler_queue
     view = load_run(mongo_db, workflow_id)
-    assert view is not None and len(view.steps) == 2
+    assert view is not None and len(view.steps) == 4
     text = render_run(view)
     assert f"m.Main  workflow {workflow_id}  run {run_id}  completed" in text
     assert "[task completed on " in text and "1 retries]" in text

@@ -47,7 +47,7 @@ def test_status_renders_the_step_tree(mongo_uri, mongo_db, make_writer) -> None:
         "    - each  AndMap  running",
         "      - f  VariableAssignment  calc.Fail  failed",
         "          !! calc.Fail: boom",
-        "  4 steps, 1 tasks, 0 log entries",
+        "  4 steps, 1 tasks, 8 log entries",
     ]
     same = io.StringIO()
     assert status_from_mongo("run-s", mongo_uri, mongo_db.name, same) == 0

@@ -33,8 +33,16 @@ def run_records(wf: str = "wf-1", run: str = "run-1", n_steps: int = 3) -> list[
     return records
 
 
+STATE_LOG = {"details.change": "state"}
+MESSAGE_LOG = {"details.change": {"$ne": "state"}}
+
+
 def counts(db) -> dict[str, int]:
-    return {name: db[name].count_documents({}) for name in ("runners", "steps", "logs", "tasks")}
+    """Documents per collection; ``logs`` counts message entries, ``state_logs`` the state-change entries."""
+    found = {name: db[name].count_documents({}) for name in ("runners", "steps", "tasks")}
+    found["logs"] = db.logs.count_documents(MESSAGE_LOG)
+    found["state_logs"] = db.logs.count_documents(STATE_LOG)
+    return found
 
 
 def test_records_become_documents_once_even_when_written_twice(mongo_uri, mongo_db, make_writer) -> None:
@@ -42,7 +50,7 @@ def test_records_become_documents_once_even_when_written_twice(mongo_uri, mongo_
     writer.write(run_records())
     assert writer.flush(20)
     first = counts(mongo_db)
-    assert first == {"runners": 1, "steps": 3, "logs": 1, "tasks": 0}
+    assert first == {"runners": 1, "steps": 3, "logs": 1, "tasks": 0, "state_logs": 2 + 3 * 2}
     writer.write(run_records())
     writer.write(run_records())
     assert writer.flush(20)
@@ -124,7 +132,7 @@ def test_overflowing_memory_still_delivers_everything(mongo_uri, mongo_db, make_
     for i in range(6):
         writer.write(run_records(wf=f"wf-{i}", n_steps=2))
     assert writer.flush(30)
-    assert counts(mongo_db) == {"runners": 6, "steps": 12, "logs": 6, "tasks": 0}
+    assert counts(mongo_db) == {"runners": 6, "steps": 12, "logs": 6, "tasks": 0, "state_logs": 6 * (2 + 2 * 2)}
 
 
 def test_outage_delays_the_mirror_but_never_blocks_or_loses(tmp_path, make_writer) -> None:
@@ -151,7 +159,8 @@ def test_outage_delays_the_mirror_but_never_blocks_or_loses(tmp_path, make_write
         for i in range(20):
             assert db.runners.count_documents({"workflow_id": f"during-{i}", "state": "completed"}) == 1
             assert db.steps.count_documents({"workflow_id": f"during-{i}"}) == 2
-        assert db.logs.count_documents({}) == 21
+        assert db.logs.count_documents(MESSAGE_LOG) == 21
+        assert db.logs.count_documents(STATE_LOG) == 21 * 2 + (3 + 20 * 2) * 2
     finally:
         service.stop()
 

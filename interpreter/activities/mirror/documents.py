@@ -13,9 +13,14 @@ document it touches. An op splits its fields by how they may change:
   "completed"; a task's rank includes its attempt, so attempt 2 "running"
   does overwrite attempt 1 "failed".
 
-Record kinds: ``runner``, ``step``, ``log`` (the workflow's, see
-runtime-interfaces.md), ``task`` and ``task_log`` (from the task listener),
-``server`` (from ``ServerRegistration``).
+Record kinds: ``runner``, ``step``, ``log`` and ``task`` (state "pending",
+when the workflow schedules an event-facet activity) from the workflow (see
+runtime-interfaces.md), ``task`` and ``task_log`` from the task listener,
+``server`` from ``ServerRegistration``.
+
+Every runner, step and task record also yields a ``logs`` entry for its state
+change (``state_log_op``), named by document, state and attempt, so a
+replayed or retried record never adds a second entry.
 """
 
 from __future__ import annotations
@@ -202,9 +207,9 @@ def step_op(record: dict[str, Any]) -> MirrorOp:
         "is_starting_step": not parent,
     }
     if record.get("program_hash"):
-        op.set["flow_id"] = ids.flow_uuid(record["program_hash"])
+        op.set["flow_id"] = op.set["flow_definition_id"] = ids.flow_uuid(record["program_hash"])
     op.set_on_insert = {
-        "flow_definition_id": None, "flow_definition_json": None, "extra_data": None, "lock_status": "",
+        "flow_id": "", "flow_definition_id": None, "flow_definition_json": None, "extra_data": None, "lock_status": "",
         "parameters": [], "state": "", "error": None,
     }  # fmt: skip
     # Records of one step may omit these (a failure record); a blank never overwrites a known value.
@@ -295,6 +300,8 @@ def task_op(record: dict[str, Any]) -> MirrorOp:
         "activity_id": act,
         "task_list_name": record.get("queue") or "default",
     }
+    if record.get("program_hash"):  # the workflow's pending record knows the program
+        op.set["flow_id"] = ids.flow_uuid(record["program_hash"])
     op.set_on_insert = {"flow_id": "", "state": "pending", "error": None, "data_type": "json", "data": {}}
     op.min = {"created": time}
     op.max = {"updated": time}
@@ -333,20 +340,66 @@ def server_op(record: dict[str, Any]) -> MirrorOp:
     return op
 
 
+_STATE_LOG_SUBJECTS = {"runner": "runner", "step": "step", "task": "task"}
+
+
+def state_log_op(record: dict[str, Any], op: MirrorOp) -> MirrorOp | None:
+    """The ``logs`` entry for the state change a runner, step or task record reports.
+
+    Named by the document, its state and (tasks) the attempt, so writing the
+    record again, or replaying the workflow, keeps one entry per change.
+    """
+    subject = _STATE_LOG_SUBJECTS.get(record.get("kind", ""))
+    if subject is None or op.rank is None:
+        return None
+    state = op.guarded.get("state", "")
+    wf, run = record["workflow_id"], record["run_id"]
+    path = record.get("path") or record.get("activity_id") or ""
+    attempt = op.guarded.get("attempt") if subject == "task" else None
+    error = op.guarded.get("error")
+    if subject == "runner":
+        message = f"runner {record.get('workflow') or wf} {state}"
+    elif subject == "step":
+        message = f"step {path} ({record.get('facet') or record.get('object_type') or 'step'}) {state}"
+    else:
+        message = f"task {record.get('facet') or ''} for step {path} {state}"
+        message += f" (attempt {attempt})" if attempt and attempt > 1 else ""
+    if error:
+        message += f": {error.get('message', '')}"
+    from_agent = subject == "task" and state != "pending"
+    log = MirrorOp(schema.LOGS, ids.log_uuid("state", op.collection, op.uuid, state, attempt or 0), time=op.time)
+    log.set_on_insert = {
+        "order": op.time, "runner_id": ids.runner_uuid(wf, run),
+        "step_id": ids.step_uuid(wf, run, path) if path else None, "object_id": op.uuid,
+        "object_type": subject, "note_originator": "agent" if from_agent else "workflow",
+        "note_type": "error" if state == "failed" else "info", "note_importance": 1 if state == "failed" else 10,
+        "message": message, "state": state, "line": 0, "file": "",
+        "details": {"workflow_id": wf, "run_id": run, "path": path, "change": "state", **(
+            {"attempt": attempt} if attempt else {})},
+        "time": op.time,
+    }  # fmt: skip
+    return log
+
+
 BUILDERS = {"runner": runner_op, "step": step_op, "log": log_op, "task": task_op, "task_log": task_log_op,
             "server": server_op}  # fmt: skip
 
 
 def build_ops(record: dict[str, Any]) -> list[MirrorOp]:
-    """The ops for one record; raises RecordError for a record that cannot be mirrored."""
+    """The ops for one record (its document, then its state-change log entry, if any).
+
+    Raises RecordError for a record that cannot be mirrored.
+    """
     if not isinstance(record, dict):
         raise RecordError(f"not a record: {record!r:.200}")
     builder = BUILDERS.get(record.get("kind", ""))
     if builder is None:
         raise RecordError(f"unknown record kind {record.get('kind')!r}")
     try:
-        return [builder(record)]
+        op = builder(record)
+        log = state_log_op(record, op)
     except (TypeError, ValueError, KeyError) as exc:
         if isinstance(exc, RecordError):
             raise
         raise RecordError(f"bad {record.get('kind')} record: {exc}") from exc
+    return [op] if log is None else [op, log]
