@@ -1,6 +1,8 @@
 """``ffl mirror-status`` and ``ffl mirror-init``: read and prepare the MongoDB mirror.
 
-``status_from_mongo`` is also what ``ffl status RUN --mongo URI`` calls.
+``status_from_mongo`` is also what ``ffl status RUN --mongo URI`` (or with
+MONGODB_URI set) calls; ``mirror-status`` is kept as an alias that insists
+on the mirror.
 """
 
 from __future__ import annotations
@@ -17,8 +19,13 @@ def _mongo_uri(args: argparse.Namespace) -> str | None:
     return args.mongo or os.environ.get("MONGODB_URI")
 
 
-def status_from_mongo(run: str, uri: str, database: str | None = None, out: TextIO | None = None) -> int:
-    """Print the step tree of ``run`` (workflow id, run id or runner uuid) from the mirror; exit status."""
+def status_from_mongo(run: str, uri: str, database: str | None = None, out: TextIO | None = None, *,
+                      brief: bool = False, missing_ok: bool = False) -> int | None:
+    """Print the step tree of ``run`` (workflow id, run id or runner uuid) from the mirror; exit status.
+
+    With ``missing_ok`` a run the mirror does not hold returns None (the
+    caller then asks the workflow itself) instead of failing.
+    """
     from interpreter.activities.mirror.status import fetch_run, render_run
 
     out = out or sys.stdout
@@ -26,11 +33,13 @@ def status_from_mongo(run: str, uri: str, database: str | None = None, out: Text
         view = fetch_run(uri, run, database)
     except PyMongoError as exc:
         print(f"ffl: cannot read the mirror at {uri}: {exc}", file=sys.stderr)
-        return 1
+        return None if missing_ok else 1
     if view is None:
+        if missing_ok:
+            return None
         print(f"ffl: no run '{run}' in the mirror at {uri}", file=sys.stderr)
         return 1
-    print(render_run(view), file=out)
+    print(render_run(view, values=not brief), file=out)
     return 0
 
 

@@ -82,9 +82,23 @@ def _publish(args: argparse.Namespace) -> int:
     program = _compile(args.files)
     if program is None:
         return 1
-    store = LocalProgramStore(args.registry) if args.registry else LocalProgramStore()
-    digest = store.publish(program)
-    print(f"published {digest} to {store.root}")
+    mongo_uri = args.mongo or os.environ.get("MONGODB_URI")
+    if mongo_uri:  # where interpreter workers started with the same URI load programs
+        from pymongo.errors import PyMongoError
+
+        from ..activities.mirror import database_from_uri, publish_to_mongo
+
+        database = database_from_uri(mongo_uri, args.database)
+        try:
+            digest = publish_to_mongo(program, mongo_uri, database)
+        except PyMongoError as exc:
+            _err(f"error: cannot publish to MongoDB at {mongo_uri}: {exc}")
+            return 1
+        print(f"published {digest} to MongoDB database {database} (flows, workflows)")
+    if args.registry or not mongo_uri:
+        store = LocalProgramStore(args.registry) if args.registry else LocalProgramStore()
+        digest = store.publish(program)
+        print(f"published {digest} to {store.root}")
     if not program.workflows:
         print("no workflows in this program (nothing to start)")
     for name in program.workflows:
@@ -305,6 +319,14 @@ async def _status_async(args: argparse.Namespace) -> int:
 
 
 def _status(args: argparse.Namespace) -> int:
+    mongo_uri = args.mongo or os.environ.get("MONGODB_URI")
+    if mongo_uri:  # the mirror first; a run it does not hold is asked directly
+        from .mirror_cmds import status_from_mongo
+
+        shown = status_from_mongo(args.id, mongo_uri, args.database, brief=args.brief, missing_ok=True)
+        if shown is not None:
+            return shown
+        _err(f"run {args.id} is not in the mirror at {mongo_uri}; asking the workflow")
     try:
         return asyncio.run(_status_async(args))
     except Exception as exc:
@@ -345,12 +367,18 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     publish = subparsers.add_parser("publish", help="compile and store a program where interpreter workers load it")
     publish.add_argument("files", nargs="+", metavar="FILE", help=".ffl files or directories")
     publish.add_argument("--registry", help="program registry directory (env FFL_REGISTRY, default ~/.ffl/registry)")
+    publish.add_argument("--mongo", metavar="URI", help="publish to MongoDB (flows, workflows) instead of the "
+                         "registry, or as well when --registry is given (env MONGODB_URI)")  # fmt: skip
+    publish.add_argument("--database", help="MongoDB database (default: the URI's, else 'afl')")
     publish.set_defaults(func=_publish)
 
-    status = subparsers.add_parser("status", help="show a run's steps (from the workflow's steps query)")
+    status = subparsers.add_parser("status", help="show a run's steps (from the MongoDB mirror when configured, "
+                                   "else from the workflow's steps query)")  # fmt: skip
     status.add_argument("id", metavar="RUN_ID_OR_WORKFLOW_ID")
     status.add_argument("--brief", action="store_true", help="omit step returns")
     status.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the query")
+    status.add_argument("--mongo", metavar="URI", help="read the run from this MongoDB mirror (env MONGODB_URI)")
+    status.add_argument("--database", help="MongoDB database (default: the URI's, else 'afl')")
     add_connection_args(status)
     status.set_defaults(func=_status)
 

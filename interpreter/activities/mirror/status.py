@@ -65,7 +65,7 @@ def _seconds(ms: int | None) -> str:
     return f"{(ms or 0) / 1000:.3f}s"
 
 
-def _step_line(step: dict[str, Any], task: dict[str, Any] | None) -> list[str]:
+def _step_line(step: dict[str, Any], task: dict[str, Any] | None, values: bool = True) -> list[str]:
     name = str(step.get("path", "")).rsplit("/", 1)[-1] or step.get("path", "")
     facet = (step.get("facets") or {}).get("name")
     head = f"{name}  {step.get('object_type', '')}"
@@ -79,7 +79,7 @@ def _step_line(step: dict[str, Any], task: dict[str, Any] | None) -> list[str]:
         head += "]"
     lines = [head]
     returns = (step.get("facets") or {}).get("returns")
-    if returns:
+    if returns and values:
         lines.append(f"  -> {_json(returns)}")
     if step.get("error"):
         lines.append(f"  !! {_error_text(step['error'])}")
@@ -96,8 +96,11 @@ def _parent_uuid(step: dict[str, Any], by_path: dict[str, dict[str, Any]], root:
     return root
 
 
-def render_run(view: RunView) -> str:
-    """The run as indented text: runner header, then the step tree, then the log count."""
+def render_run(view: RunView, values: bool = True) -> str:
+    """The run as indented text: runner header, then the step tree, then the log count.
+
+    ``values`` False leaves out the steps' returns (``ffl status --brief``).
+    """
     runner = view.runner
     title = runner.get("workflow_name") or (runner.get("workflow") or {}).get("name") or "?"
     lines = [f"{title}  workflow {runner.get('workflow_id')}  run {runner.get('run_id')}  {runner.get('state')}"]
@@ -122,7 +125,7 @@ def render_run(view: RunView) -> str:
             if step["uuid"] in seen:
                 continue
             seen.add(step["uuid"])
-            for i, text in enumerate(_step_line(step, view.tasks.get(step["uuid"]))):
+            for i, text in enumerate(_step_line(step, view.tasks.get(step["uuid"]), values)):
                 lines.append("  " * depth + ("- " if i == 0 else "  ") + text)
             draw(step["uuid"], depth + 1)
 
