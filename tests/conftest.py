@@ -34,9 +34,19 @@ def temporal_service() -> Iterator[LocalService]:
 
 @pytest.fixture(scope="session")
 async def temporal_client(temporal_service: LocalService) -> AsyncIterator[object]:
+    import asyncio
+
     from temporalio.client import Client
 
-    client = await Client.connect(temporal_service.address)
+    # A freshly started dev server listens before its frontend is healthy: retry briefly.
+    for attempt in range(60):
+        try:
+            client = await Client.connect(temporal_service.address)
+            break
+        except RuntimeError:
+            if attempt == 59:
+                raise
+            await asyncio.sleep(0.5)
     yield client
 
 
