@@ -1,0 +1,151 @@
+"""The conformance cases, run on the dev server with the mirror on, leave documents in the seed's schema.
+
+Programs are published to MongoDB (flows, workflows) and loaded from there
+by the interpreter worker; the handler worker mirrors tasks and the
+handlers' ``_step_log`` lines; both workers register in ``servers``. Then
+every collection is checked field by field against database.md, the indexes
+included, and the documents are checked against what the runs did.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import uuid
+from collections import Counter
+
+import pytest
+
+from interpreter.activities.handlers import HandlerRegistry, load_handlers
+from interpreter.activities.mirror import MirrorSession, MongoProgramStore, ids
+from interpreter.cli.worker_main import build_worker
+from interpreter.compiler import compile_files
+from interpreter.program.config import RetryConfig, RuntimeConfig
+from interpreter.program.serialize import content_hash
+from tests.mirror.seed_schema import check_documents, check_indexes, check_references
+from tests.paths import CONFORMANCE
+
+CASE_DIRS = sorted(p for p in (CONFORMANCE / "valid").glob("*") if (p / "cases.json").exists())
+FAST = RetryConfig(maximum_attempts=2, initial_interval_seconds=0.1, backoff_coefficient=1.0,
+                   maximum_interval_seconds=0.1, start_to_close_seconds=20)  # fmt: skip
+RANK = {"pending": 0, "running": 1, "completed": 2}
+
+
+def logged(name: str, fn):
+    """The handler, also writing one ``_step_log`` line per call."""
+
+    def handler(payload):
+        payload["_step_log"](f"{name} handling {sorted(dict(payload))}")
+        return fn(payload)
+
+    return handler
+
+
+@pytest.mark.skipif(not CASE_DIRS, reason="conformance cases not available")
+async def test_conformance_runs_are_mirrored_in_the_seed_schema(temporal_client, mongo_uri, mongo_db, tmp_path):
+    store = MongoProgramStore(mongo_uri, mongo_db.name)
+    queue = "ffl-" + uuid.uuid4().hex[:8]
+    handler_queue = queue + "-h"
+    registry = HandlerRegistry()
+    programs, cases, event_facets = {}, [], set()
+    for case_dir in CASE_DIRS:
+        program = compile_files([str(case_dir / "program.ffl")])
+        programs[store.publish(program)] = program
+        event_facets |= {n for n, d in program.facets.items() if d.kind == "event" or d.prompt is not None}
+        loaded = load_handlers(str(case_dir / "handlers.py"))
+        for name in loaded.names():
+            registry.register(name, logged(name, loaded.lookup(name)))
+        cases += json.loads((case_dir / "cases.json").read_text())
+    config = RuntimeConfig(retry=FAST, mirror=True, queues=dict.fromkeys(sorted(event_facets), handler_queue))
+    interpreter_side = MirrorSession(mongo_uri, mongo_db.name, program_store=store, queues=[queue],
+                                     service="interpreter", spool_dir=tmp_path, ping_interval=0.3).start()
+    handler_side = MirrorSession(mongo_uri, mongo_db.name, queues=[handler_queue], handlers=registry.names(),
+                                 service="handlers", spool_dir=tmp_path, ping_interval=0.3).start()
+    workers = [
+        build_worker(temporal_client, queue, HandlerRegistry(), store=store, config=config, interpreter=True,
+                     mirror=interpreter_side.writer),
+        build_worker(temporal_client, handler_queue, registry, config=config, listeners=[handler_side.listener]),
+    ]  # fmt: skip
+
+    async def run(case: dict) -> tuple[str, str, dict]:
+        handle = await temporal_client.start_workflow(case["workflow"], case["inputs"], id="conf-" + uuid.uuid4().hex[:10],
+                                                      task_queue=queue)  # fmt: skip
+        result = await asyncio.wait_for(handle.result(), 60)
+        return handle.id, handle.result_run_id, result
+
+    async with workers[0], workers[1]:
+        outcomes = await asyncio.gather(*(run(case) for case in cases))
+    assert await asyncio.to_thread(interpreter_side.close, 20)
+    assert await asyncio.to_thread(handler_side.close, 20)
+    for case, (_, _, result) in zip(cases, outcomes, strict=True):
+        assert result == case["expect"]["outputs"], case
+
+    # ---- every document of every collection, field by field; the indexes
+    counts = check_documents(mongo_db)
+    check_indexes(mongo_db)
+    check_references(mongo_db)
+    assert counts["flows"] == len(CASE_DIRS) and counts["runners"] == len(cases)
+    assert counts["workflows"] == sum(len(p.workflows) for p in programs.values())
+
+    # ---- flows and workflows: what was published, loadable by hash
+    for digest, program in programs.items():
+        flow = mongo_db.flows.find_one({"uuid": ids.flow_uuid(digest)})
+        assert flow["program_hash"] == digest == content_hash(program)
+        assert sorted(w["name"] for w in flow["workflows"]) == sorted(program.workflows)
+        for name in program.workflows:
+            definition = mongo_db.workflows.find_one({"uuid": ids.workflow_uuid(digest, name)})
+            assert (definition["name"], definition["flow_id"], definition["version"]) == (name, flow["uuid"], digest)
+
+    # ---- runners, steps, tasks and logs of each run
+    object_types: Counter[str] = Counter()
+    for case, (workflow_id, run_id, result) in zip(cases, outcomes, strict=True):
+        runner = mongo_db.runners.find_one({"uuid": ids.runner_uuid(workflow_id, run_id)})
+        digest = runner["program_hash"]
+        assert digest in programs and case["workflow"] in programs[digest].workflows
+        assert runner["state"] == "completed" and runner["returns"] == result and runner["error"] is None
+        assert runner["workflow"]["name"] == case["workflow"] and runner["workflow"]["version"] == digest
+        assert {p["name"]: p["value"] for p in runner["parameters"]}.items() >= case["inputs"].items()
+        assert runner["compiled_ast"]["facets"][case["workflow"]]["kind"] == "workflow"
+        assert runner["workflow_ast"] == runner["compiled_ast"]["facets"][case["workflow"]]
+        assert runner["duration"] == runner["end_time"] - runner["start_time"] >= 0
+        steps = list(mongo_db.steps.find({"runner_id": runner["uuid"]}))
+        object_types.update(s["object_type"] for s in steps)
+        assert all(s["state"] == "completed" and s["error"] is None for s in steps), steps
+        assert all(s["workflow_id"] == workflow_id and s["run_id"] == run_id for s in steps)
+        for step in steps:
+            assert step["uuid"] == ids.step_uuid(workflow_id, run_id, step["path"])
+            assert step["is_starting_step"] == (step["container_type"] == "Runner")
+            if step["object_type"] == "VariableAssignment":
+                assert step["statement_id"] and step["facets"]["name"]
+                assert step["timestamp"]["created"] <= step["timestamp"]["started"] <= step["timestamp"]["completed"]
+                assert {p["name"]: p["value"] for p in step["parameters"]} == step["facets"]["params"]
+        event_steps = {s["uuid"]: s for s in steps if (s.get("facets") or {}).get("name") in event_facets}
+        tasks = list(mongo_db.tasks.find({"runner_id": runner["uuid"]}))
+        assert {t["step_id"] for t in tasks} == set(event_steps) and len(tasks) == len(event_steps) > 0
+        for task in tasks:
+            step = event_steps[task["step_id"]]
+            assert (task["state"], task["retry_count"], task["attempt"]) == ("completed", 0, 1)
+            assert task["task_list_name"] == handler_queue and task["name"] == step["facets"]["name"]
+            assert task["data"]["payload"] == step["facets"]["params"] and task["error"] is None
+            changes = mongo_db.logs.find({"object_id": task["uuid"], "details.change": "state"})
+            states = [log["state"] for log in sorted(changes, key=lambda log: (log["order"], RANK[log["state"]]))]
+            assert states == ["pending", "running", "completed"]
+            handler_logs = list(mongo_db.logs.find({"object_id": task["uuid"], "details.change": {"$ne": "state"}}))
+            assert [(log["note_originator"], log["object_type"]) for log in handler_logs] == [("agent", "task")]
+            assert handler_logs[0]["message"].startswith(f"{task['name']} handling ")
+        runner_states = [log["state"] for log in mongo_db.logs.find({"object_id": runner["uuid"]}, sort=[("order", 1)])]
+        assert runner_states == ["running", "completed"]
+    assert {"VariableAssignment", "AndThen", "AndMap", "AndMatch", "YieldAssignment"} <= set(object_types)
+    assert mongo_db.tasks.count_documents({"state": {"$ne": "completed"}}) == 0
+
+    # ---- servers: one per worker session, shut down, topics = its queues
+    servers = {s["service_name"]: s for s in mongo_db.servers.find({})}
+    assert set(servers) == {"interpreter", "handlers"}
+    assert servers["interpreter"]["topics"] == [queue]
+    assert servers["handlers"]["topics"] == [handler_queue]
+    assert servers["handlers"]["handlers"] == registry.names()
+    handled = sum(h["handled"] for h in servers["handlers"]["handled"])
+    assert handled == mongo_db.tasks.count_documents({})
+    for server in servers.values():
+        assert server["state"] == "shutdown" and server["ping_time"] >= server["start_time"]
+    store.close()
