@@ -74,13 +74,18 @@ class BodyChecker:
 
     def cases(self, block: Block, scope: Scope, bid: str, fallback: Loc | None) -> None:
         defaults = [i for i, case in enumerate(block.cases) if case.condition is None]
-        if not defaults:
+        last = len(block.cases) - 1
+        if defaults != [last]:
+            # Reported at the when itself (where a missing default can only be), and below at
+            # each misplaced or extra ``case _``, so either place points at the problem.
             first = block.cases[0].loc if block.cases else None
             self.report(block.loc or fallback or first, "when block needs exactly one default 'case _', as its last case")
-        elif len(defaults) > 1:
-            self.report(block.cases[defaults[1]].loc or block.loc, "when block has more than one 'case _'")
-        elif defaults[0] != len(block.cases) - 1:
-            self.report(block.cases[defaults[0]].loc or block.loc, "'case _' must be the last case of a when block")
+        for count, index in enumerate(defaults):
+            where = block.cases[index].loc or block.loc
+            if count > 0:
+                self.report(where, "when block has more than one 'case _'")
+            elif index != last:
+                self.report(where, "'case _' must be the last case of a when block")
         for index, case in enumerate(block.cases):
             reads = Reads()
             if case.condition is not None:

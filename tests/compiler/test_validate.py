@@ -440,6 +440,10 @@ def test_yield_argument_naming_no_return():
         (["case $.a > 1 => { }"], "andThen when", 1, "exactly one default 'case _'"),
         (["case _ => { }", "case $.a > 1 => { }"], "case _", 1, "last"),
         (["case $.a > 1 => { }", "case _ => { }", "case _ => { }"], "case _", 2, "more than one"),
+        # a misplaced or extra default is also reported at the when itself, like a missing one
+        (["case _ => { }", "case $.a > 1 => { }"], "andThen when", 1, "exactly one default 'case _'"),
+        (["case $.a > 1 => { }", "case _ => { }", "case _ => { }"], "andThen when", 1, "exactly one default"),
+        (["case _ => { }", "case _ => { }"], "case _", 1, "last"),
     ],
 )
 def test_when_needs_exactly_one_default_case_last(cases, needle, nth, words):
