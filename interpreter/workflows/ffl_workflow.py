@@ -53,6 +53,7 @@ class FFLWorkflow:
         inputs = self.inputs(args)
         program, program_hash, config = await self.load(name)
         self.tracker.mirror = config.mirror
+        self.tracker.runner(name, "created", program_hash=program_hash)  # mirror only: the program is pinned
         flusher = asyncio.create_task(self.flush_mirror()) if config.mirror else None
         params: dict[str, Any] | None = None
         try:
