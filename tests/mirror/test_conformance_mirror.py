@@ -28,7 +28,7 @@ from tests.paths import CONFORMANCE
 CASE_DIRS = sorted(p for p in (CONFORMANCE / "valid").glob("*") if (p / "cases.json").exists())
 FAST = RetryConfig(maximum_attempts=2, initial_interval_seconds=0.1, backoff_coefficient=1.0,
                    maximum_interval_seconds=0.1, start_to_close_seconds=20)  # fmt: skip
-RANK = {"pending": 0, "running": 1, "completed": 2}
+RANK = {"created": 0, "pending": 0, "running": 1, "completed": 2}
 
 
 def logged(name: str, fn):
@@ -133,8 +133,9 @@ async def test_conformance_runs_are_mirrored_in_the_seed_schema(temporal_client,
             handler_logs = list(mongo_db.logs.find({"object_id": task["uuid"], "details.change": {"$ne": "state"}}))
             assert [(log["note_originator"], log["object_type"]) for log in handler_logs] == [("agent", "task")]
             assert handler_logs[0]["message"].startswith(f"{task['name']} handling ")
-        runner_states = [log["state"] for log in mongo_db.logs.find({"object_id": runner["uuid"]}, sort=[("order", 1)])]
-        assert runner_states == ["running", "completed"]
+        changes = mongo_db.logs.find({"object_id": runner["uuid"]})
+        runner_states = [log["state"] for log in sorted(changes, key=lambda log: (log["order"], RANK[log["state"]]))]
+        assert runner_states == ["created", "running", "completed"]
     assert {"VariableAssignment", "AndThen", "AndMap", "AndMatch", "YieldAssignment"} <= set(object_types)
     assert mongo_db.tasks.count_documents({"state": {"$ne": "completed"}}) == 0
 

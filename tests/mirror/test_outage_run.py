@@ -110,7 +110,7 @@ async def test_mongo_outage_mid_run_loses_and_duplicates_nothing(temporal_client
         assert {t["step_id"] for t in tasks} == {docs[p]["uuid"] for p in ("b0/a", "b0/b", "b0/c")}
         (line,) = db.logs.find({"message": "released while MongoDB was down"})
         assert line["object_id"] == ids.task_uuid(handle.id, handle.result_run_id, "b0/b")
-        assert db.logs.count_documents({"object_id": runner["uuid"], "details.change": "state"}) == 2
+        assert db.logs.count_documents({"object_id": runner["uuid"], "details.change": "state"}) == 3
         assert db.logs.count_documents({"object_type": "task", "details.change": "state"}) == 3 * 3
     finally:
         for session in sessions:
