@@ -63,3 +63,23 @@ def test_mirror_init_creates_the_indexes(mongo_uri, mongo_db, capsys) -> None:
     assert ffl(["mirror-init", "--mongo", mongo_uri, "--database", mongo_db.name]) == 0
     assert f"{len(INDEXES)} indexes ready" in capsys.readouterr().out
     assert "task_step_id_running_unique_index" in mongo_db.tasks.index_information()
+
+
+def test_status_reads_the_mirror_named_by_mongodb_uri(mongo_uri, mongo_db, make_writer, capsys, monkeypatch):
+    writer = make_writer(mongo_uri, mongo_db.name)
+    writer.write(_records("wf-env", "run-env"))
+    assert writer.flush(20)
+    monkeypatch.setenv("MONGODB_URI", mongo_uri)
+    assert ffl(["status", "run-env", "--database", mongo_db.name, "--brief"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("calc.Main  workflow wf-env  run run-env  failed")
+    assert "add  VariableAssignment  calc.Add  completed" in out and '-> {"sum": 3}' not in out
+
+
+def test_status_asks_the_workflow_when_the_mirror_lacks_the_run(temporal_service, mongo_uri, mongo_db, capsys):
+    code = ffl(["status", "no-such-run", "--mongo", mongo_uri, "--database", mongo_db.name,
+                "--address", temporal_service.address])  # fmt: skip
+    err = capsys.readouterr().err
+    assert code == 1
+    assert f"run no-such-run is not in the mirror at {mongo_uri}; asking the workflow" in err
+    assert "no-such-run" in err.splitlines()[-1]  # the query side's own error: no such workflow
