@@ -1,0 +1,2 @@
+def register_handlers(registry):
+    pass
