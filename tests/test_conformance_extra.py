@@ -102,3 +102,12 @@ def test_invalid_case(path, want, label):
     assert found, f"{path.name} compiled without errors"
     on_line = [d for d in found if d.line == want["line"]]
     assert any(all(w in d.message for w in want["contains"]) for d in on_line), [str(d) for d in found]
+
+
+def test_doc_comments_attach_to_the_next_declaration():
+    program = _program(EXTRA / "valid" / "lexical")
+    assert "spanning lines" in (program.facets["lex.Id"].doc or "")
+    assert (program.facets["lex.Semi"].doc or "").startswith("`andThen` and `catch`")
+    assert program.facets["lex.Lexical"].doc is None  # a plain /* */ comment is not a doc comment
+    assert program.schemas["lex2.S"].doc == "schema doc"
+    assert [i.doc for i in program.implicits["lex2.F"]] == ["implicit doc"]

@@ -1,0 +1,8 @@
+def use(p):
+    if p["v"] < 0:
+        raise ValueError("negative v %d" % p["v"])
+    return {"v": p["v"]}
+
+
+def register_handlers(registry):
+    registry.register("fm.Use", use)
