@@ -5,7 +5,7 @@ class QuotaExceeded(Exception):
 def risky(p):
     x = p["x"]
     if x < 0:
-        raise ValueError("negative input %d" % x)
+        raise ValueError(f"negative input {x}")
     if x == 0:
         raise KeyError("zero")
     if x == 7:

@@ -1,7 +1,7 @@
 def risky(p):
     x = p["x"]
     if x < 0:
-        raise ArithmeticError("bad x %d" % x)
+        raise ArithmeticError(f"bad x {x}")
     out = {"value": x * 2}
     if x == 5:
         out["extra"] = None

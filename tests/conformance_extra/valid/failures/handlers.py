@@ -1,5 +1,5 @@
 def explode(p):
-    raise RuntimeError("kaboom-%d" % p["x"])
+    raise RuntimeError(f"kaboom-{p['x']}")
 
 
 def fine(p):

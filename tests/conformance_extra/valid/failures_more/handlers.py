@@ -1,6 +1,6 @@
 def use(p):
     if p["v"] < 0:
-        raise ValueError("negative v %d" % p["v"])
+        raise ValueError(f"negative v {p['v']}")
     return {"v": p["v"]}
 
 
