@@ -1,0 +1,6 @@
+def mul(p):
+    return {"p": p["a"] * p["b"]}
+
+
+def register_handlers(registry):
+    registry.register("rec.Mul", mul)
