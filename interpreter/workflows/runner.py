@@ -41,7 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.model import Block, Catch, FacetDecl, Program, Step, Yield
 
 from .arguments import Arguments
-from .schedule import MAX_PENDING_ACTIVITIES, dataflow, windowed
+from .schedule import FOREACH_WINDOW, dataflow, windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join, merge_into
 from .tracker import Tracker
 
@@ -82,8 +82,8 @@ class Interpreter:
         self.tracker = tracker
         self.arguments = Arguments(program)
         self.declared: dict[str, tuple[str, ...]] = {}  # facet → declared returns, computed once
-        # Temporal fails a workflow task that would leave over 2,000 activities pending in one run.
-        self.activity_slots = asyncio.Semaphore(MAX_PENDING_ACTIVITIES)
+        # Bounds pending activities: see RuntimeConfig.max_pending_activities for why.
+        self.activity_slots = asyncio.Semaphore(config.max_pending_activities)
 
     # ------------------------------------------------------------------ declarations
 
@@ -247,7 +247,7 @@ class Interpreter:
                                 self.handles(block.steps))
             return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner))
 
-        results = await windowed(len(items), iteration)
+        results = await windowed(len(items), iteration, max(FOREACH_WINDOW, self.config.max_pending_activities))
         return [write for writes in results for write in writes]
 
     async def run_when(self, block: Block, scope: Scope) -> list[Write]:
