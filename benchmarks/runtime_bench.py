@@ -173,13 +173,15 @@ def percentile(values: list[float], fraction: float) -> float:
 
 
 async def run_case(client: Client, case: Case, program: Program, figures: Figures, tmp: Path, *,
-                   timeout: float, keep: Path | None) -> None:
+                   timeout: float, keep: Path | None, max_pending: int | None) -> None:
     queue = "bench-" + uuid.uuid4().hex[:8]
     handler_queue = queue + "-handlers"
     store = LocalProgramStore(tmp / "registry")
     store.publish(program)
     retry = RetryConfig(maximum_attempts=1, start_to_close_seconds=60.0)
     config = RuntimeConfig(retry=retry, queues={name: handler_queue for name in case.handlers})
+    if max_pending is not None:
+        config.max_pending_activities = max_pending
     registry = HandlerRegistry()
     for name, fn in case.handlers.items():
         registry.register(name, fn)
@@ -236,6 +238,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", default="layered,foreach,parallel", help="comma-separated cases to run")
     parser.add_argument("--address", help="an existing Temporal server (default: start a local dev server)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each run")
+    parser.add_argument("--max-pending", type=int, help="RuntimeConfig.max_pending_activities (default: its default)")
     parser.add_argument("--keep-histories", type=Path, help="write each run's history JSON into this directory")
     args = parser.parse_args(argv)
 
@@ -260,7 +263,7 @@ async def main(argv: list[str] | None = None) -> int:
                 program = compile_sources([(f"{name}.ffl", case.source)])
                 figures = Figures(name, case.steps, time.perf_counter() - began)
                 await run_case(client, case, program, figures, Path(tmp) / name, timeout=args.timeout,
-                               keep=args.keep_histories)
+                               keep=args.keep_histories, max_pending=args.max_pending)
                 rows.append(figures)
                 print(f"{name}: {figures.wall_s:.1f} s, max workflow task {figures.task_max_ms:.0f} ms, "
                       f"{'ok' if figures.ok else figures.error}", file=sys.stderr, flush=True)
