@@ -95,7 +95,9 @@ async def test_killed_handler_worker_leaves_one_task_with_the_retry_count(
                         "the running task document")  # fmt: skip
         first.proc.send_signal(signal.SIGKILL)
         assert first.proc.wait(10) == -signal.SIGKILL
-        second = WorkerProcess(*handler_args, env=env)
+        # the second process finds MongoDB through MONGODB_URI instead of --mongo
+        second = WorkerProcess(*[a for a in handler_args if a not in ("--mongo", uri)],
+                               env={**env, "MONGODB_URI": uri})  # fmt: skip
         second.wait_ready()
         assert await asyncio.wait_for(handle.result(), 45) == {"out": 42}
         assert (marks / f"attempt-2-{second.proc.pid}").exists()
