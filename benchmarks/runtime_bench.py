@@ -2,8 +2,9 @@
 
 Runs three generated FFL programs with in-process workers and no-op handlers,
 then reads each run's history and prints, per program: compile time, wall
-time, steps/second, workflow tasks (count, max and p95 duration from
-WorkflowTaskStarted → WorkflowTaskCompleted) and history length/size.
+time, steps/second, workflow tasks (count, failed or timed out, max and p95
+duration from WorkflowTaskStarted → WorkflowTaskCompleted) and history
+length/size.
 The SDK fails a workflow activation that runs longer than 2 s, so the max
 workflow-task duration is the figure that matters. Figures only, no asserts
 on time (results are checked, though).
@@ -135,12 +136,19 @@ class Figures:
     task_max_ms: float = 0.0
     task_p95_ms: float = 0.0
     task_total_ms: float = 0.0
+    task_failures: int = 0
     events: int = 0
     history_bytes: int = 0
 
     @property
     def rate(self) -> float:
         return self.steps / self.wall_s if self.wall_s else 0.0
+
+
+def task_failures(history: History) -> int:
+    """Workflow tasks that failed or timed out (each costs the worker a full replay)."""
+    bad = (EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
+    return sum(1 for event in history.events if event.event_type in bad)
 
 
 def task_durations(history: History) -> list[float]:
@@ -211,6 +219,7 @@ async def run_case(client: Client, case: Case, program: Program, figures: Figure
     figures.task_max_ms = max(durations, default=0.0) * 1000
     figures.task_p95_ms = percentile(durations, 0.95) * 1000
     figures.task_total_ms = sum(durations) * 1000
+    figures.task_failures = task_failures(proto)
     figures.events = len(history.events)
     figures.history_bytes = proto.ByteSize()
     if keep is not None:
@@ -220,12 +229,12 @@ async def run_case(client: Client, case: Case, program: Program, figures: Figure
 
 def print_table(rows: list[Figures]) -> None:
     header = (f"{'case':<10}{'steps':>7}{'compile s':>11}{'wall s':>9}{'steps/s':>9}{'wf tasks':>10}"
-              f"{'max ms':>9}{'p95 ms':>9}{'sum ms':>9}{'events':>8}{'hist KB':>9}  result")
+              f"{'failed':>7}{'max ms':>9}{'p95 ms':>9}{'sum ms':>9}{'events':>8}{'hist KB':>9}  result")
     print(header)
     print("-" * len(header))
     for f in rows:
         print(f"{f.name:<10}{f.steps:>7}{f.compile_s:>11.2f}{f.wall_s:>9.2f}{f.rate:>9.0f}{f.tasks:>10}"
-              f"{f.task_max_ms:>9.0f}{f.task_p95_ms:>9.0f}{f.task_total_ms:>9.0f}{f.events:>8}"
+              f"{f.task_failures:>7}{f.task_max_ms:>9.0f}{f.task_p95_ms:>9.0f}{f.task_total_ms:>9.0f}{f.events:>8}"
               f"{f.history_bytes / 1024:>9.0f}  {'ok' if f.ok else f.error}")
 
 

@@ -1,0 +1,153 @@
+"""Scale safety of the interpreter workflow on the real dev server.
+
+Bounds here are correctness margins, not speed targets (benchmarks/runtime_bench.py
+measures speed): the SDK fails a workflow activation that runs 2 s, and the
+design wants no workflow task doing work proportional to the whole graph.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.api.history.v1 import History
+
+from interpreter.program.config import RuntimeConfig
+from interpreter.program.model import Call, Step
+from interpreter.workflows.schedule import dataflow, windowed
+
+from .harness import FAST_RETRY, run_ffl
+
+MODULUS = 1_000_003
+
+
+async def _add(payload: dict) -> dict:
+    return {"sum": (payload["x"] + payload["y"]) % MODULUS}
+
+
+def layered_graph(layers: int, width: int) -> tuple[str, list[int]]:
+    """FFL source of a layered DAG of event steps, and the values its last layer must yield."""
+    lines = ["namespace scale {", "    event facet Add(x: Long, y: Long) => (sum: Long)",
+             "    workflow Graph(seed: Long) => (values: Json) andThen {"]
+    values = [(1 + i) % MODULUS for i in range(width)]
+    lines += [f"        s0_{i} = Add(x = $.seed, y = {i})" for i in range(width)]
+    for layer in range(1, layers):
+        for i in range(width):
+            j = (i + 1) % width
+            lines.append(f"        s{layer}_{i} = Add(x = s{layer - 1}_{i}.sum, y = s{layer - 1}_{j}.sum)")
+        values = [(values[i] + values[(i + 1) % width]) % MODULUS for i in range(width)]
+    last = ", ".join(f"s{layers - 1}_{i}.sum" for i in range(width))
+    lines += [f"        yield Graph(values = [{last}])", "    }", "}", ""]
+    return "\n".join(lines), values
+
+
+def task_durations(history: Any) -> tuple[list[float], int]:
+    """Seconds of every workflow task (Started → Completed) and how many failed or timed out."""
+    started: dict[int, float] = {}
+    durations, failures = [], 0
+    for event in History(events=history.events).events:
+        at = event.event_time.ToNanoseconds() / 1e9
+        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
+            started[event.event_id] = at
+        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
+            durations.append(at - started[event.workflow_task_completed_event_attributes.started_event_id])
+        elif event.event_type in (EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
+                                  EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT):
+            failures += 1
+    return durations, failures
+
+
+def most_pending_activities(history: Any) -> int:
+    """The largest number of activities scheduled and not yet closed at any point of the history."""
+    closing = (EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED, EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED,
+               EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT, EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED)
+    pending = most = 0
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            pending += 1
+            most = max(most, pending)
+        elif event.event_type in closing:
+            pending -= 1
+    return most
+
+
+async def test_thousand_step_graph_keeps_every_workflow_task_short(temporal_client, tmp_path):
+    source, expected = layered_graph(layers=10, width=100)
+    run = await run_ffl(temporal_client, source, "scale.Graph", {"seed": 1}, handlers={"scale.Add": _add},
+                        tmp_path=tmp_path, timeout=90)
+    assert run.error is None, run.message
+    assert run.result == {"values": expected}
+    history = await run.handle.fetch_history()
+    durations, failures = task_durations(history)
+    assert failures == 0
+    assert len(durations) > 10  # the graph advanced over many tasks, not one
+    assert max(durations) < 1.0, f"slowest workflow task {max(durations):.2f} s"
+    assert len(run.steps) == 1000 and all(s["state"] == "completed" for s in run.steps)
+
+
+async def test_pending_activities_never_exceed_the_configured_bound(temporal_client, tmp_path):
+    source = """namespace scale {
+    event facet Add(x: Long, y: Long) => (sum: Long)
+    workflow Fan(items: Json) => (sums: Json) andThen foreach n in $.items {
+        a = Add(x = $.n, y = 1)
+        b = Add(x = a.sum, y = 1)
+        yield Fan(sums = [b.sum])
+    }
+}
+"""
+
+    async def slow_add(payload: dict) -> dict:
+        await asyncio.sleep(0.05)
+        return await _add(payload)
+
+    config = RuntimeConfig(retry=FAST_RETRY, max_pending_activities=3)
+    run = await run_ffl(temporal_client, source, "scale.Fan", {"items": list(range(12))},
+                        handlers={"scale.Add": slow_add}, tmp_path=tmp_path, config=config, timeout=60)
+    assert run.error is None, run.message
+    assert run.result == {"sums": [n + 2 for n in range(12)]}  # index order despite throttling
+    history = await run.handle.fetch_history()
+    # LoadProgram is the interpreter's own, before any step: it never overlaps a step's activity
+    assert most_pending_activities(history) == 3
+
+
+def _step(name: str, refs: list[str]) -> Step:
+    return Step(name=name, call=Call(name="F"), refs=refs)
+
+
+async def test_dataflow_starts_a_step_only_once_its_block_references_finished():
+    steps = [_step("a", []), _step("b", ["a", "outer"]), _step("c", ["a", "b"]), _step("d", [])]
+    started: list[str] = []
+    gates = {s.name: asyncio.Event() for s in steps}
+
+    async def run(index: int) -> str:
+        started.append(steps[index].name)
+        await gates[steps[index].name].wait()
+        return steps[index].name.upper()
+
+    task = asyncio.create_task(dataflow(steps, run))
+    await asyncio.sleep(0.01)
+    assert started == ["a", "d"]  # "outer" is not a step of this block: b waits only for a
+    gates["d"].set()
+    gates["a"].set()
+    await asyncio.sleep(0.01)
+    assert started == ["a", "d", "b"]
+    gates["b"].set()
+    gates["c"].set()
+    assert await task == ["A", "B", "C", "D"]
+
+
+async def test_windowed_keeps_at_most_width_in_flight_and_results_in_index_order():
+    in_flight = most = 0
+
+    async def run(index: int) -> int:
+        nonlocal in_flight, most
+        in_flight += 1
+        most = max(most, in_flight)
+        await asyncio.sleep(0.001 * (10 - index))  # later indexes finish first
+        in_flight -= 1
+        return index * 2
+
+    assert await windowed(10, run, width=3) == [i * 2 for i in range(10)]
+    assert most == 3
+    assert await windowed(0, run) == []
