@@ -150,3 +150,82 @@ async def test_conformance_runs_are_mirrored_in_the_seed_schema(temporal_client,
     for server in servers.values():
         assert server["state"] == "shutdown" and server["ping_time"] >= server["start_time"]
     store.close()
+
+
+FAILING = """
+namespace f {
+    event facet Ok(x: Long) => (v: Long)
+    event facet Boom(x: Long) => (v: Long)
+    workflow Caught(x: Long) => (v: Long, msg: String) andThen {
+        bad = Boom(x = $.x) catch {
+            fix = Ok(x = 0)
+            yield Boom(v = fix.v)
+        }
+        yield Caught(v = bad.v, msg = bad.error)
+    }
+    workflow Fails(x: Long) => (v: Long) andThen {
+        first = Ok(x = $.x)
+        bad = Boom(x = first.v)
+        yield Fails(v = bad.v)
+    }
+}
+"""
+
+
+async def test_failed_and_caught_runs_are_mirrored_in_the_seed_schema(temporal_client, mongo_uri, mongo_db, tmp_path):
+    from temporalio.client import WorkflowFailureError
+
+    from interpreter.compiler import compile_sources
+
+    store = MongoProgramStore(mongo_uri, mongo_db.name)
+    store.publish(compile_sources([("f.ffl", FAILING)]))
+    queue = "ffl-" + uuid.uuid4().hex[:8]
+    config = RuntimeConfig(retry=FAST, mirror=True, queues={"f": queue + "-f"})
+    registry = HandlerRegistry()
+    registry.register("f.Ok", lambda p: {"v": p["x"] + 1})
+
+    def boom(payload):
+        payload["_step_log"]("about to fail", "error")
+        raise ValueError(f"boom {payload['x']}")
+
+    registry.register("f.Boom", boom)
+    with MirrorSession(mongo_uri, mongo_db.name, program_store=store, queues=[queue, queue + "-f"],
+                       handlers=registry.names(), spool_dir=tmp_path) as session:  # fmt: skip
+        workers = [build_worker(temporal_client, queue, HandlerRegistry(), store=store, config=config,
+                                interpreter=True, mirror=session.writer),
+                   build_worker(temporal_client, queue + "-f", registry, config=config,
+                                listeners=[session.listener])]  # fmt: skip
+        async with workers[0], workers[1]:
+            caught = await temporal_client.start_workflow("f.Caught", {"x": 3}, id="caught-" + uuid.uuid4().hex[:8],
+                                                          task_queue=queue)  # fmt: skip
+            fails = await temporal_client.start_workflow("f.Fails", {"x": 3}, id="fails-" + uuid.uuid4().hex[:8],
+                                                         task_queue=queue)  # fmt: skip
+            assert await caught.result() == {"v": 1, "msg": "boom 3"}
+            with pytest.raises(WorkflowFailureError):
+                await fails.result()
+    check_documents(mongo_db)
+    check_indexes(mongo_db)
+    check_references(mongo_db)
+
+    runner = mongo_db.runners.find_one({"workflow_id": caught.id})
+    assert runner["state"] == "completed"
+    step = mongo_db.steps.find_one({"runner_id": runner["uuid"], "path": "b0/bad"})
+    assert step["state"] == "caught" and step["error"]["message"] == "boom 3"
+    assert step["facets"]["returns"]["v"] == 1
+    assert mongo_db.steps.find_one({"runner_id": runner["uuid"], "path": "b0/bad/catch"})["object_type"] == "AndThen"
+    task = mongo_db.tasks.find_one({"step_id": step["uuid"]})
+    assert (task["state"], task["retry_count"]) == ("failed", FAST.maximum_attempts - 1)
+    assert task["error"] == {"message": "f.Boom: boom 3", "type": "ValueError"}
+
+    runner = mongo_db.runners.find_one({"workflow_id": fails.id})
+    assert runner["state"] == "failed" and "boom 4" in runner["error"]["message"]
+    assert runner["end_time"] >= runner["start_time"] and runner["returns"] is None
+    states = {s["path"]: s["state"] for s in mongo_db.steps.find({"runner_id": runner["uuid"]})}
+    assert states == {"b0": "failed", "b0/first": "completed", "b0/bad": "failed"}
+    bad = mongo_db.steps.find_one({"runner_id": runner["uuid"], "path": "b0/bad"})
+    assert "boom 4" in bad["error"]["message"]
+    errors = list(mongo_db.logs.find({"runner_id": runner["uuid"], "note_type": "error"}))
+    assert {(e["object_type"], e["state"]) for e in errors} >= {("runner", "failed"), ("step", "failed"),
+                                                               ("task", "failed"), ("task", "")}  # fmt: skip
+    assert all(e["note_importance"] == 1 for e in errors)
+    store.close()
