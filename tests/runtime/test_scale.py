@@ -13,11 +13,13 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History
 
+from interpreter.program import pinned
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.model import Call, Step
+from interpreter.program.serialize import program_to_json
 from interpreter.workflows.schedule import dataflow, windowed
 
-from .harness import FAST_RETRY, run_ffl
+from .harness import FAST_RETRY, compile_text, run_ffl
 
 MODULUS = 1_000_003
 
@@ -151,3 +153,18 @@ async def test_windowed_keeps_at_most_width_in_flight_and_results_in_index_order
     assert await windowed(10, run, width=3) == [i * 2 for i in range(10)]
     assert most == 3
     assert await windowed(0, run) == []
+
+
+def test_pinned_program_drops_locations_and_compresses_when_large(monkeypatch):
+    program = compile_text(layered_graph(layers=3, width=4)[0])
+    text = program_to_json(program)
+    small = pinned.pack_program(text)
+    assert set(small) == {"program"} and '"loc"' not in small["program"] and '"loc"' in text
+    monkeypatch.setattr(pinned, "COMPRESS_ABOVE", 100)
+    large = pinned.pack_program(text)
+    assert set(large) == {"program_z"} and len(large["program_z"]) < len(small["program"])
+    for packed in (small, large):
+        unpacked = pinned.unpack_program(packed)
+        assert program_to_json(unpacked) == small["program"]
+        assert unpacked.facets["scale.Graph"].blocks[0].steps[5].refs == program.facets["scale.Graph"].blocks[0].steps[5].refs
+    assert pinned.unpack_program(dict(small)) is pinned.unpack_program(dict(small))  # parsed once, then cached
