@@ -1,12 +1,14 @@
-"""A handler worker process is SIGKILLed during an activity: after Temporal's retry, one task document.
+"""Worker processes SIGKILLed during an activity: after Temporal's retry, one task document, no duplicates.
 
 Everything runs as the command line does: ``ffl publish --mongo`` stores the
 program in MongoDB, an interpreter ``worker.py --mongo`` loads it from there
 and mirrors the run, handler ``worker.py --mongo`` processes mirror their
-tasks. The first handler process is killed while it runs the step; once the
-attempt's start-to-close timeout expires a second process runs attempt 2.
-The mirror then holds one task document for the step — completed, retry
-count 1 — and ``ffl status --mongo`` shows it.
+tasks. The first handler process is killed while it runs the step, and the
+interpreter process with it; once the attempt's start-to-close timeout
+expires a second handler process runs attempt 2 and a second interpreter
+process replays the run to its end. The mirror then holds one task document
+for the step — completed, retry count 1 — one runner and one document per
+step, and ``ffl status --mongo`` shows it.
 """
 
 from __future__ import annotations
@@ -82,7 +84,7 @@ async def test_killed_handler_worker_leaves_one_task_with_the_retry_count(
     assert f"to MongoDB database {mongo_db.name}" in capsys.readouterr().out
     interpreter = WorkerProcess("--task-queue", queue, "--interpreter", *common, env=env)
     first = WorkerProcess(*handler_args, env=env)
-    second = None
+    second = interpreter2 = None
     try:
         assert "programs from MongoDB" in interpreter.wait_ready()
         first.wait_ready()
@@ -93,17 +95,21 @@ async def test_killed_handler_worker_leaves_one_task_with_the_retry_count(
         task_id = ids.task_uuid(handle.id, (await handle.describe()).run_id, "b0/s")
         await _wait_for(lambda: (mongo_db.tasks.find_one({"uuid": task_id}) or {}).get("state") == "running", 10,
                         "the running task document")  # fmt: skip
-        first.proc.send_signal(signal.SIGKILL)
-        assert first.proc.wait(10) == -signal.SIGKILL
-        # the second process finds MongoDB through MONGODB_URI instead of --mongo
+        # both the handler worker and the interpreter worker die; their replacements finish the run
+        for process in (first, interpreter):
+            process.proc.send_signal(signal.SIGKILL)
+            assert process.proc.wait(10) == -signal.SIGKILL
+        # the second handler process finds MongoDB through MONGODB_URI instead of --mongo
         second = WorkerProcess(*[a for a in handler_args if a not in ("--mongo", uri)],
                                env={**env, "MONGODB_URI": uri})  # fmt: skip
+        interpreter2 = WorkerProcess("--task-queue", queue, "--interpreter", *common, env=env)
         second.wait_ready()
+        interpreter2.wait_ready()
         assert await asyncio.wait_for(handle.result(), 45) == {"out": 42}
         assert (marks / f"attempt-2-{second.proc.pid}").exists()
-        assert second.stop() == 0 and interpreter.stop() == 0
+        assert second.stop() == 0 and interpreter2.stop() == 0
     finally:
-        for process in (first, second, interpreter):
+        for process in (first, second, interpreter, interpreter2):
             if process is not None and process.proc.poll() is None:
                 process.stop(signal.SIGKILL)
 
@@ -121,6 +127,8 @@ async def test_killed_handler_worker_leaves_one_task_with_the_retry_count(
     lines = sorted(log["message"].split(" in ")[0] for log in
                    mongo_db.logs.find({"object_id": task_id, "details.change": {"$ne": "state"}}))  # fmt: skip
     assert lines == ["attempt 1", "attempt 2"]
+    assert mongo_db.runners.count_documents({}) == 1
+    assert sorted(d["path"] for d in mongo_db.steps.find({})) == ["b0", "b0/s", "b0/yield Main"]
     runner = mongo_db.runners.find_one({})
     assert runner["uuid"] == ids.runner_uuid(handle.id, run_id)
     assert runner["state"] == "completed" and runner["returns"] == {"out": 42} and runner["compiled_ast"]
@@ -129,9 +137,10 @@ async def test_killed_handler_worker_leaves_one_task_with_the_retry_count(
 
     # servers: the killed process stays "running" (its ping goes stale); the others shut down
     servers = list(mongo_db.servers.find({}))
-    assert len(servers) == 3
-    (interpreter_server,) = [s for s in servers if s["topics"] == [queue]]
-    assert (interpreter_server["service_name"], interpreter_server["state"]) == ("interpreter", "shutdown")
+    assert len(servers) == 4
+    interpreter_servers = sorted((s for s in servers if s["topics"] == [queue]), key=lambda s: s["start_time"])
+    assert [(s["service_name"], s["state"]) for s in interpreter_servers] == [("interpreter", "running"),
+                                                                              ("interpreter", "shutdown")]
     handler_servers = sorted((s for s in servers if s["topics"] == [handler_queue]), key=lambda s: s["start_time"])
     assert [s["state"] for s in handler_servers] == ["running", "shutdown"]
     assert all(s["handlers"] == ["k.Slow"] for s in handler_servers)
