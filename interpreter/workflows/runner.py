@@ -121,11 +121,15 @@ class Interpreter:
                               caller: Scope | None, initial: dict[str, Any] | None = None) -> dict[str, Any]:
         """Run ``decl``'s pre-script and blocks with ``params`` as ``$.``; return its returns."""
         params = dict(params)
+        returns = dict(initial or {})
         if decl.script is not None:
-            params.update(await self.run_script(decl.script.code, params, join(path, "script"), decl.qname))
+            scripted = await self.run_script(decl.script.code, params, join(path, "script"), decl.qname)
+            params.update(scripted)
+            if not decl.blocks:
+                # A script without andThen clauses is the whole body: its result keys are the returns.
+                merge_into(returns, scripted)
         scope = Scope(params, path, None, caller, decl.qname, owner=path or None)
         writes = await self.run_blocks(decl.blocks, scope, path)
-        returns = dict(initial or {})
         targets = {decl.qname, *(m.facet for m in decl.mixins if m.facet)}
         for target, fields in writes:
             if target in targets:
