@@ -3,8 +3,9 @@
 Runs three generated FFL programs with in-process workers and no-op handlers,
 then reads each run's history and prints, per program: compile time, wall
 time, steps/second, workflow tasks (count, failed or timed out, max and p95
-duration from WorkflowTaskStarted → WorkflowTaskCompleted) and history
-length/size.
+duration from WorkflowTaskStarted → WorkflowTaskCompleted), history
+length/size, the steps query's size and the time to replay the whole history
+(what a worker pays after a cache eviction, within the 10 s task timeout).
 The SDK fails a workflow activation that runs longer than 2 s, so the max
 workflow-task duration is the figure that matters. Figures only, no asserts
 on time (results are checked, though).
@@ -37,7 +38,7 @@ from typing import Any
 from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History
 from temporalio.client import Client
-from temporalio.worker import Worker
+from temporalio.worker import Replayer, Worker
 
 from interpreter.activities.dispatch import build_handler_activity
 from interpreter.activities.handlers import HandlerRegistry
@@ -139,6 +140,8 @@ class Figures:
     task_failures: int = 0
     events: int = 0
     history_bytes: int = 0
+    query_kb: float = 0.0
+    replay_s: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -212,7 +215,15 @@ async def run_case(client: Client, case: Case, program: Program, figures: Figure
             except Exception:  # noqa: BLE001 - already closed
                 pass
         figures.wall_s = time.monotonic() - started
+    try:
+        steps = await handle.query("steps")
+        figures.query_kb = len(json.dumps(steps)) / 1024
+    except Exception as err:  # noqa: BLE001 - e.g. a query result over the payload limit
+        figures.error = (figures.error + f"; steps query: {err}").strip("; ")
     history = await handle.fetch_history()
+    began = time.perf_counter()
+    await Replayer(workflows=[FFLWorkflow], workflow_runner=workflow_runner()).replay_workflow(history)
+    figures.replay_s = time.perf_counter() - began
     proto = History(events=history.events)
     durations = task_durations(proto)
     figures.tasks = len(durations)
@@ -229,13 +240,14 @@ async def run_case(client: Client, case: Case, program: Program, figures: Figure
 
 def print_table(rows: list[Figures]) -> None:
     header = (f"{'case':<10}{'steps':>7}{'compile s':>11}{'wall s':>9}{'steps/s':>9}{'wf tasks':>10}"
-              f"{'failed':>7}{'max ms':>9}{'p95 ms':>9}{'sum ms':>9}{'events':>8}{'hist KB':>9}  result")
+              f"{'failed':>7}{'max ms':>9}{'p95 ms':>9}{'sum ms':>9}{'events':>8}{'hist KB':>9}{'query KB':>9}"
+              f"{'replay s':>9}  result")
     print(header)
     print("-" * len(header))
     for f in rows:
         print(f"{f.name:<10}{f.steps:>7}{f.compile_s:>11.2f}{f.wall_s:>9.2f}{f.rate:>9.0f}{f.tasks:>10}"
               f"{f.task_failures:>7}{f.task_max_ms:>9.0f}{f.task_p95_ms:>9.0f}{f.task_total_ms:>9.0f}{f.events:>8}"
-              f"{f.history_bytes / 1024:>9.0f}  {'ok' if f.ok else f.error}")
+              f"{f.history_bytes / 1024:>9.0f}{f.query_kb:>9.0f}{f.replay_s:>9.2f}  {'ok' if f.ok else f.error}")
 
 
 async def main(argv: list[str] | None = None) -> int:
