@@ -85,7 +85,7 @@ def _present(values: dict) -> dict:
 @pytest.mark.parametrize("label, folder, index, case", _valid_cases())
 async def test_valid_case(temporal_client, tmp_path, label, folder, index, case):
     run = await run_ffl(temporal_client, _program(folder), case["workflow"], case.get("inputs") or {},
-                        handlers=_register(folder), tmp_path=tmp_path)
+                        handlers=_register(folder), tmp_path=tmp_path, timeout=60)
     expect = case["expect"]
     if "outputs" in expect:
         assert run.error is None, run.message
