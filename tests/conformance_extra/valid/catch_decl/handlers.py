@@ -1,0 +1,8 @@
+def fragile(p):
+    if p["x"] < 0:
+        raise ValueError("negative")
+    return {"v": p["x"], "note": "fine"}
+
+
+def register_handlers(registry):
+    registry.register("cd.Fragile", fragile)
