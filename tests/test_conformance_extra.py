@@ -20,11 +20,10 @@ import pytest
 
 from interpreter.compiler import check_sources, compile_sources
 from interpreter.program.model import Program
+from tests.paths import CONFORMANCE as SHARED  # ../shared/conformance beside the checkout
 from tests.runtime.harness import run_ffl
 
-REPO = Path(__file__).resolve().parents[1]
 EXTRA = Path(__file__).resolve().parent / "conformance_extra"
-SHARED = REPO.parent / "shared" / "conformance"
 ROOTS = {"extra": EXTRA, "shared": SHARED}
 
 
