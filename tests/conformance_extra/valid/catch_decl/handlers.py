@@ -4,5 +4,10 @@ def fragile(p):
     return {"v": p["x"], "note": "fine"}
 
 
+def boom(p):
+    raise OSError("disk full")
+
+
 def register_handlers(registry):
     registry.register("cd.Fragile", fragile)
+    registry.register("cd.Boom", boom)
