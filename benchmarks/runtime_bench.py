@@ -215,11 +215,12 @@ async def run_case(client: Client, case: Case, program: Program, figures: Figure
             except Exception:  # noqa: BLE001 - already closed
                 pass
         figures.wall_s = time.monotonic() - started
-    try:
-        steps = await handle.query("steps")
-        figures.query_kb = len(json.dumps(steps)) / 1024
-    except Exception as err:  # noqa: BLE001 - e.g. a query result over the payload limit
-        figures.error = (figures.error + f"; steps query: {err}").strip("; ")
+        try:  # while the workers still serve the run
+            steps = await handle.query("steps")
+            figures.query_kb = len(json.dumps(steps)) / 1024
+        except Exception as err:  # noqa: BLE001 - e.g. a query result over the payload limit
+            figures.ok = False
+            figures.error = (figures.error + f"; steps query: {type(err).__name__}: {err}").strip("; ")
     history = await handle.fetch_history()
     began = time.perf_counter()
     await Replayer(workflows=[FFLWorkflow], workflow_runner=workflow_runner()).replay_workflow(history)
