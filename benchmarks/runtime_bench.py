@@ -183,8 +183,18 @@ def percentile(values: list[float], fraction: float) -> float:
     return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
+class CountingSink:
+    """A mirror sink that only counts: the workflow's side of mirroring, without a database."""
+
+    def __init__(self) -> None:
+        self.records = 0
+
+    def write(self, records: list[dict]) -> None:
+        self.records += len(records)
+
+
 async def run_case(client: Client, case: Case, program: Program, figures: Figures, tmp: Path, *,
-                   timeout: float, keep: Path | None, max_pending: int | None) -> None:
+                   timeout: float, keep: Path | None, max_pending: int | None, mirror: bool) -> None:
     queue = "bench-" + uuid.uuid4().hex[:8]
     handler_queue = queue + "-handlers"
     store = LocalProgramStore(tmp / "registry")
@@ -193,11 +203,13 @@ async def run_case(client: Client, case: Case, program: Program, figures: Figure
     config = RuntimeConfig(retry=retry, queues={name: handler_queue for name in case.handlers})
     if max_pending is not None:
         config.max_pending_activities = max_pending
+    config.mirror = mirror
+    sink = CountingSink() if mirror else None
     registry = HandlerRegistry()
     for name, fn in case.handlers.items():
         registry.register(name, fn)
     interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
-                         activities=build_interpreter_activities(store, config))
+                         activities=build_interpreter_activities(store, config, sink))
     handlers = Worker(client, task_queue=handler_queue, activities=[build_handler_activity(registry, handler_queue)])
     async with interpreter, handlers:
         handle = await client.start_workflow(case.workflow, case.inputs, id=f"bench-{case.name}-{uuid.uuid4().hex[:8]}",
@@ -261,6 +273,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--address", help="an existing Temporal server (default: start a local dev server)")
     parser.add_argument("--timeout", type=float, default=300.0, help="seconds to wait for each run")
     parser.add_argument("--max-pending", type=int, help="RuntimeConfig.max_pending_activities (default: its default)")
+    parser.add_argument("--mirror", action="store_true", help="emit mirror records (to a sink that counts them)")
     parser.add_argument("--keep-histories", type=Path, help="write each run's history JSON into this directory")
     args = parser.parse_args(argv)
 
@@ -285,7 +298,7 @@ async def main(argv: list[str] | None = None) -> int:
                 program = compile_sources([(f"{name}.ffl", case.source)])
                 figures = Figures(name, case.steps, time.perf_counter() - began)
                 await run_case(client, case, program, figures, Path(tmp) / name, timeout=args.timeout,
-                               keep=args.keep_histories, max_pending=args.max_pending)
+                               keep=args.keep_histories, max_pending=args.max_pending, mirror=args.mirror)
                 rows.append(figures)
                 print(f"{name}: {figures.wall_s:.1f} s, max workflow task {figures.task_max_ms:.0f} ms, "
                       f"{'ok' if figures.ok else figures.error}", file=sys.stderr, flush=True)
