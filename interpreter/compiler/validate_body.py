@@ -11,6 +11,7 @@ from ..program.model import Block, FacetDecl, ImplicitDecl, Loc, Step
 from .calls import call_problems, yield_problems
 from .diagnostics import Diagnostic
 from .exprs import ExprChecker
+from .fields import STRING
 from .scope import Layer, Reads, Scope
 from .symbols import SymbolTable
 
@@ -152,4 +153,6 @@ def check_body(table: SymbolTable, implicits: dict[str, list[ImplicitDecl]], dec
     checker = BodyChecker(table, implicits, file, names, out)
     checker.blocks(decl.blocks, scope, decl.qname)
     if decl.catch is not None:
-        checker.block(decl.catch.block, scope, f"{decl.qname}/catch", decl.catch.loc)
+        # A declaration's catch reads the failure as `$.error` and `$.error_type`.
+        caught = scope.with_param("error", STRING).with_param("error_type", STRING)
+        checker.block(decl.catch.block, caught, f"{decl.qname}/catch", decl.catch.loc)

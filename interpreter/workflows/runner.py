@@ -115,7 +115,9 @@ class Interpreter:
             if decl.catch is None:
                 raise
             returns, _ = await self.run_catch(decl.catch, decl, None, failure, params, None, "")
-            return returns
+            # The run's result is the workflow's returns; the failure stays readable in its catch as $.error.
+            declared = {p.name for p in decl.returns}
+            return {k: v for k, v in returns.items() if k in declared or k not in ("error", "error_type")}
 
     async def run_declaration(self, decl: FacetDecl, params: dict[str, Any], path: str,
                               caller: Scope | None, initial: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -384,7 +386,7 @@ class Interpreter:
             writes = await self.run_block(catch.block, holder.child(catch_path))
             return self.split(writes, facet, returns)
         qname = decl.qname if decl is not None else ""
-        inner = Scope(dict(args), catch_path, None, scope, qname, owner=path or None)
+        inner = Scope({**args, **returns}, catch_path, None, scope, qname, owner=path or None)
         writes = await self.run_block(catch.block, inner)
         targets = {qname, *(m.facet for m in decl.mixins if m.facet)} if decl is not None else set()
         for target, fields in writes:
