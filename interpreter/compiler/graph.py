@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from ..program.exprtext import expr_text
 from ..program.model import Block, FacetDecl, Program, Step
-from .exprtext import expr_text
 
 
 class GraphError(ValueError):

@@ -14,6 +14,7 @@ from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from .exprtext import expr_text
 from .model import ArrayLit, Attr, Binary, Index, Lit, MapLit, ParamRef, StepRef, Unary
 
 
@@ -140,7 +141,7 @@ class _Evaluator:
                 raise EvaluationError(f"step '{step.name}' never set its return '{expr.name}'")
             raise EvaluationError(f"step '{step.name}' has no return '{expr.name}'")
         target = self.eval(expr.target)
-        where = _render(expr.target)
+        where = expr_text(expr.target)
         if isinstance(target, dict):
             value = target.get(expr.name, _MISSING)
             if value is _MISSING:
@@ -151,7 +152,7 @@ class _Evaluator:
     def _index(self, expr: Index) -> Any:
         target = self.eval(expr.target)
         index = self.eval(expr.index)
-        where = _render(expr.target)
+        where = expr_text(expr.target)
         if isinstance(target, (list, str)):
             if not isinstance(index, int) or isinstance(index, bool):
                 raise EvaluationError(f"index of '{where}' must be an integer, not {describe(index)}")
@@ -249,18 +250,3 @@ def _arith(op: str, left: Any, right: Any) -> Any:
     if isinstance(result, float) and not math.isfinite(result):
         raise EvaluationError(f"'{op}' overflowed")
     return result
-
-
-def _render(expr: Any) -> str:
-    """Short source-like text of a reference, for error messages."""
-    if isinstance(expr, ParamRef):
-        return f"$.{expr.name}"
-    if isinstance(expr, StepRef):
-        return expr.step
-    if isinstance(expr, Attr):
-        return f"{_render(expr.target)}.{expr.name}"
-    if isinstance(expr, Index):
-        return f"{_render(expr.target)}[{_render(expr.index)}]"
-    if isinstance(expr, Lit):
-        return json.dumps(expr.value)
-    return type(expr).__name__.lower()

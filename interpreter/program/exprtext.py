@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 
-from ..program.model import ArrayLit, Attr, Binary, Index, Lit, MapLit, ParamRef, StepRef, Unary
+from .model import ArrayLit, Attr, Binary, Index, Lit, MapLit, ParamRef, StepRef, Unary
 
 _PRECEDENCE = {"||": 1, "&&": 2, "==": 3, "!=": 3, "<": 3, "<=": 3, ">": 3, ">=": 3,
                "++": 4, "+": 5, "-": 5, "*": 6, "/": 6, "%": 6}
