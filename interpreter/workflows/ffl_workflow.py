@@ -38,6 +38,9 @@ from .tracker import Tracker
 MIRROR_BATCH = 500
 """Most records sent in one Mirror activity; records gather while one is in flight."""
 
+MIRROR_BATCH_BYTES = 512 * 1024
+"""Most JSON bytes in one Mirror activity input (Temporal refuses payloads over 2 MB)."""
+
 
 @workflow.defn(dynamic=True, sandboxed=True)
 class FFLWorkflow:
@@ -140,7 +143,7 @@ class FFLWorkflow:
             await workflow.wait_condition(lambda: bool(self.tracker.buffer) or self.closing)
             if not self.tracker.buffer and self.closing:
                 return
-            batch = self.tracker.take(MIRROR_BATCH)
+            batch = self.tracker.take(MIRROR_BATCH, MIRROR_BATCH_BYTES)
             try:
                 await workflow.execute_activity(
                     MIRROR_ACTIVITY, batch, task_queue=workflow.info().task_queue,

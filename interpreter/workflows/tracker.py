@@ -7,11 +7,15 @@ proportional to the graph.
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from temporalio import workflow
 
 STATES = ("running", "completed", "failed", "caught")
+
+QUERY_RETURNS_BUDGET = 1_000_000
+"""JSON bytes of step returns one steps-query answer carries at most."""
 
 
 class Tracker:
@@ -100,8 +104,23 @@ class Tracker:
                 "program_hash": self.program_hash, "time": workflow.now().isoformat(),
             })
 
-    def snapshot(self) -> list[dict[str, Any]]:
-        return [dict(record) for record in self.steps.values()]
+    def snapshot(self, budget: int = QUERY_RETURNS_BUDGET) -> list[dict[str, Any]]:
+        """Every step's record; returns beyond ``budget`` JSON bytes in all are replaced by a note.
+
+        A query answer over 2 MB (payload limit) or 4 MB (gRPC) fails, however
+        large the steps' results are.
+        """
+        records, used = [], 0
+        for record in self.steps.values():
+            item = dict(record)
+            if item["returns"] is not None:
+                size = len(json.dumps(item["returns"], default=str))
+                if used + size > budget:
+                    item["returns"] = {"_omitted": f"returns of {size} bytes left out of the steps query"}
+                else:
+                    used += size
+            records.append(item)
+        return records
 
     def _details(self) -> None:
         done = self.counts["completed"] + self.counts["caught"]
@@ -126,6 +145,35 @@ class Tracker:
             self.buffer.append({"kind": "log", "workflow_id": self.workflow_id, "run_id": self.run_id,
                                 "path": path, "message": message, "time": workflow.now().isoformat()})
 
-    def take(self, limit: int) -> list[dict[str, Any]]:
-        batch, self.buffer = self.buffer[:limit], self.buffer[limit:]
+    def take(self, limit: int, max_bytes: int | None = None) -> list[dict[str, Any]]:
+        """The oldest ``limit`` records, fewer once their JSON reaches ``max_bytes`` (at least one).
+
+        A batch is one activity input, recorded in history: Temporal refuses a
+        payload over 2 MB, so large params/returns must not add up past it.
+        """
+        count = min(limit, len(self.buffer))
+        if max_bytes is not None:
+            size = 0
+            for index in range(count):
+                record_size = len(json.dumps(self.buffer[index], default=str))
+                if record_size > max_bytes:
+                    self.buffer[index] = _shrunk(self.buffer[index], record_size)
+                    record_size = len(json.dumps(self.buffer[index], default=str))
+                size += record_size
+                if size >= max_bytes:
+                    count = max(1, index)
+                    break
+        batch, self.buffer = self.buffer[:count], self.buffer[count:]
         return batch
+
+
+def _shrunk(record: dict[str, Any], size: int) -> dict[str, Any]:
+    """A record too large for one batch keeps its identity; its bulky values are replaced by a note."""
+    shrunk = dict(record)
+    for key in ("params", "returns"):
+        if shrunk.get(key) is not None:
+            shrunk[key] = {"_omitted": f"mirror record of {size} bytes: {key} too large to mirror"}
+    for key in ("message", "error"):  # text stays text, cut short
+        if isinstance(shrunk.get(key), str) and len(shrunk[key]) > 10_000:
+            shrunk[key] = shrunk[key][:10_000] + " …(cut)"
+    return shrunk

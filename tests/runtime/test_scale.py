@@ -168,3 +168,51 @@ def test_pinned_program_drops_locations_and_compresses_when_large(monkeypatch):
         assert program_to_json(unpacked) == small["program"]
         assert unpacked.facets["scale.Graph"].blocks[0].steps[5].refs == program.facets["scale.Graph"].blocks[0].steps[5].refs
     assert pinned.unpack_program(dict(small)) is pinned.unpack_program(dict(small))  # parsed once, then cached
+
+
+def test_mirror_batches_stop_short_of_the_byte_bound():
+    from interpreter.workflows.tracker import Tracker
+
+    tracker = Tracker()
+    tracker.buffer = [{"n": i, "blob": "x" * 1000} for i in range(10)]
+    first = tracker.take(500, max_bytes=3500)
+    assert [r["n"] for r in first] == [0, 1, 2]
+    assert [r["n"] for r in tracker.take(2)] == [3, 4]
+    tracker.buffer[0]["blob"] = "y" * 2_800  # one record near the bound still goes, alone
+    assert [r["n"] for r in tracker.take(500, max_bytes=3500)] == [5]
+    tracker.buffer[0].update(params={"p": "z" * 10_000}, returns={"r": "z" * 10_000})
+    shrunk = tracker.take(1, max_bytes=3500)[0]  # one record over the bound: its bulk is left out
+    assert shrunk["n"] == 6 and "too large" in shrunk["params"]["_omitted"] and "_omitted" in shrunk["returns"]
+    assert [r["n"] for r in tracker.take(500, max_bytes=1_000_000)] == [7, 8, 9]
+
+
+async def test_mirrored_run_with_large_returns_keeps_each_mirror_batch_under_the_payload_limit(
+        temporal_client, tmp_path):
+    # 40 steps each returning ~150 kB: their mirror records (params + returns) add up to ~12 MB,
+    # which one 500-record batch could not carry (Temporal refuses payloads over 2 MB).
+    source = """namespace scale {
+    event facet Big(i: Long) => (blob: String)
+    workflow Wide(items: Json) => (done: Json) andThen foreach i in $.items {
+        b = Big(i = $.i)
+        yield Wide(done = [$.i])
+    }
+}
+"""
+    written: list[int] = []
+
+    class Sink:
+        def write(self, records: list[dict]) -> None:
+            written.append(len(records))
+
+    async def big(payload: dict) -> dict:
+        return {"blob": str(payload["i"]) * 150_000}
+
+    config = RuntimeConfig(retry=FAST_RETRY, mirror=True)
+    run = await run_ffl(temporal_client, source, "scale.Wide", {"items": list(range(1, 41))},
+                        handlers={"scale.Big": big}, tmp_path=tmp_path, config=config, mirror=Sink(), timeout=60)
+    assert run.error is None, run.message
+    assert run.result == {"done": list(range(1, 41))}
+    assert sum(written) > 80 and len(written) > 4
+    # the steps query stays answerable too: returns past its budget are left out, not the steps
+    omitted = [s for s in run.steps if "_omitted" in (s["returns"] or {})]
+    assert len(run.steps) == 40 and 0 < len(omitted) < 40
