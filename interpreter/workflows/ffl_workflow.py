@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.model import Program
     from interpreter.program.pinned import unpack_program
 
+from .limits import oversize, too_large
 from .runner import Interpreter, activity_failure
 from .state import Skipped, StepFailure
 from .tracker import Tracker
@@ -68,6 +69,10 @@ class FFLWorkflow:
             params = interpreter.workflow_params(decl, inputs)
             self.tracker.runner(name, "running", params=params, program_hash=program_hash)
             returns = await interpreter.run_workflow(decl, params)
+            size = oversize(returns)
+            if size is not None:
+                raise ApplicationError(f"workflow '{name}': {too_large('returns', size)}", type="PayloadTooLarge",
+                                       non_retryable=True)
         except Exception as err:
             failure = self.failure(name, err)
             await self.finish(flusher, name, "failed", params, None, str(failure), program_hash)

@@ -41,6 +41,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.model import Block, Catch, FacetDecl, Program, Step, Yield
 
 from .arguments import Arguments
+from .limits import oversize, too_large
 from .schedule import FOREACH_WINDOW, dataflow, windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join, merge_into
 from .tracker import Tracker
@@ -401,6 +402,9 @@ class Interpreter:
         facet = decl.qname
         retry = self.config.retry_for(facet)
         task_queue = self.config.queue_for(facet, queue or decl.queue)
+        size = oversize(args)
+        if size is not None:
+            raise StepFailure(path, facet, too_large("arguments", size), "PayloadTooLarge")
         self.tracker.task(path, facet, task_queue)
         try:
             async with self.activity_slots:
@@ -422,6 +426,9 @@ class Interpreter:
     async def run_script(self, code: str, params: dict[str, Any], path: str, owner: str) -> dict[str, Any]:
         """Scripts never run in the workflow: RunScript executes them on the interpreter queue."""
         retry = self.config.retry
+        size = oversize(params)
+        if size is not None:
+            raise StepFailure(path, owner or "script", too_large("script parameters", size), "PayloadTooLarge")
         try:
             async with self.activity_slots:
                 result = await workflow.execute_activity(

@@ -216,3 +216,43 @@ async def test_mirrored_run_with_large_returns_keeps_each_mirror_batch_under_the
     # the steps query stays answerable too: returns past its budget are left out, not the steps
     omitted = [s for s in run.steps if "_omitted" in (s["returns"] or {})]
     assert len(run.steps) == 40 and 0 < len(omitted) < 40
+
+
+_BIG = """namespace scale {
+    event facet Big() => (blob: String)
+    event facet Echo(text: String) => (text: String)
+    workflow Caught() => (kind: String) andThen {
+        b = Big()
+        e = Echo(text = b.blob ++ b.blob) catch {
+            n = Echo(text = "caught")
+        }
+        yield Caught(kind = e.error_type)
+    }
+    workflow Huge() => (one: String, two: String) andThen {
+        b = Big()
+        yield Huge(one = b.blob, two = b.blob)
+    }
+}
+"""
+
+
+async def _big(payload: dict) -> dict:
+    return {"blob": "x" * 1_200_000}
+
+
+async def _echo(payload: dict) -> dict:
+    return {"text": payload["text"]}
+
+
+async def test_step_arguments_over_the_payload_limit_fail_the_step_instead_of_hanging(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, _BIG, "scale.Caught", handlers={"scale.Big": _big, "scale.Echo": _echo},
+                        tmp_path=tmp_path, timeout=30)
+    assert run.error is None, run.message
+    assert run.result == {"kind": "PayloadTooLarge"}
+
+
+async def test_workflow_returns_over_the_payload_limit_fail_the_run_instead_of_hanging(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, _BIG, "scale.Huge", handlers={"scale.Big": _big, "scale.Echo": _echo},
+                        tmp_path=tmp_path, timeout=30)
+    assert run.error is not None and run.error_type == "PayloadTooLarge"
+    assert "returns are" in run.message and "2097152" in run.message
