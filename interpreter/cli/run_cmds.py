@@ -20,6 +20,7 @@ import sys
 import tempfile
 import uuid
 from dataclasses import dataclass
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
@@ -214,7 +215,9 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         stack.push_async_callback(_shutdown, workers, tasks)
         workflow_id = f"ffl-{args.workflow}-{uuid.uuid4().hex[:8]}"
         handle = await client.start_workflow(
-            args.workflow, inputs, id=workflow_id, task_queue=queue, memo={MEMO_PROGRAM_HASH: digest}
+            args.workflow, inputs, id=workflow_id, task_queue=queue, memo={MEMO_PROGRAM_HASH: digest},
+            # A worker that restarts replays the whole history in one task: give large runs room.
+            task_timeout=timedelta(seconds=60),
         )
         tty = sys.stderr.isatty() and not args.quiet
         if tty:

@@ -1,4 +1,4 @@
-"""Every conformance case of /work/shared/conformance/valid, run on the real dev server."""
+"""Every conformance case of ../shared/conformance/valid, run on the real dev server."""
 
 from __future__ import annotations
 
