@@ -115,10 +115,9 @@ class Interpreter:
         except StepFailure as failure:
             if decl.catch is None:
                 raise
+            # The run is the root step: like any caught step it returns error/error_type beside the yields.
             returns, _ = await self.run_catch(decl.catch, decl, None, failure, params, None, "")
-            # The run's result is the workflow's returns; the failure stays readable in its catch as $.error.
-            declared = {p.name for p in decl.returns}
-            return {k: v for k, v in returns.items() if k in declared or k not in ("error", "error_type")}
+            return returns
 
     async def run_declaration(self, decl: FacetDecl, params: dict[str, Any], path: str,
                               caller: Scope | None, initial: dict[str, Any] | None = None) -> dict[str, Any]:
