@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from ..program.model import FacetDecl, ImplicitDecl, Program, SchemaDecl, SourceFile
 from .diagnostics import CompileError, Diagnostic, FFLSyntaxError
+from .gcpause import collector_paused
 from .resolve import resolve
 from .sources import read_sources
 from .symbols import SymbolTable
@@ -57,15 +58,17 @@ def _finish(problems: list[Diagnostic]) -> list[Diagnostic]:
 
 def check_sources(sources: list[tuple[str, str]]) -> list[Diagnostic]:
     """Every diagnostic of the program made of ``sources`` ((path, text) pairs), sorted."""
-    files, problems = parse_all(sources)
-    _, found = analyse(files)
+    with collector_paused():
+        files, problems = parse_all(sources)
+        _, found = analyse(files)
     return _finish(problems + found)
 
 
 def compile_sources(sources: list[tuple[str, str]]) -> Program:
     """Compile (path, text) pairs into a Program; raise CompileError with every diagnostic."""
-    files, problems = parse_all(sources)
-    program, found = analyse(files)
+    with collector_paused():
+        files, problems = parse_all(sources)
+        program, found = analyse(files)
     problems = _finish(problems + found)
     if problems:
         raise CompileError(problems)

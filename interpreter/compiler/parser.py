@@ -19,7 +19,6 @@ Choices where the language contract is silent:
 
 from __future__ import annotations
 
-import gc
 import re
 from functools import cache
 from importlib import resources
@@ -29,6 +28,7 @@ from lark.lexer import PatternStr
 
 from ..program.model import SourceFile
 from .diagnostics import Diagnostic, FFLSyntaxError
+from .gcpause import collector_paused
 from .parse_build import STATE, Builder, BuildError, ParseState
 from .parse_errors import Terminals, unexpected_char_message, unexpected_token_message
 from .parse_prescan import Prescan, PrescanError, prescan
@@ -117,12 +117,9 @@ def _parse_prepared(source: str, text: str, path: str, scan: Prescan) -> SourceF
     """One Lark parse of the prescanned ``source``; the first error becomes a _Failure."""
     lark, terminals = _parser()
     token = STATE.set(ParseState(path=path, scripts=scan.scripts, docs=scan.docs))
-    # The parse allocates many long-lived, acyclic nodes; collector passes over them
-    # would make parsing super-linear, and there is no cyclic garbage to find.
-    collecting = gc.isenabled()
-    gc.disable()
     try:
-        return lark.parse(source)
+        with collector_paused():
+            return lark.parse(source)
     except BuildError as exc:
         raise _Failure(Diagnostic(path, exc.line, exc.col, exc.message)) from None
     except UnexpectedToken as exc:
@@ -138,8 +135,6 @@ def _parse_prepared(source: str, text: str, path: str, scan: Prescan) -> SourceF
         raise _Failure(Diagnostic(path, max(exc.line, 1), max(exc.column, 1), message)) from None
     finally:
         STATE.reset(token)
-        if collecting:
-            gc.enable()
 
 
 def _skip_declaration(source: str, text: str, scan: Prescan, error: Diagnostic) -> str | None:
