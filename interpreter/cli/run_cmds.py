@@ -184,6 +184,20 @@ async def _services(args: argparse.Namespace, stack: contextlib.AsyncExitStack) 
     return _Services(options, embedded, store, server, mongo, mirror=mongo_uri)
 
 
+async def _publish_to_mirror(program: Program, uri: str) -> None:
+    """Also store the program in the mirror's flows/workflows, so runners reference a real flow.
+
+    The run itself loads from the local store: a MongoDB outage costs the mirror
+    its flow document, never the run.
+    """
+    from ..activities.mirror import database_from_uri, publish_to_mongo
+
+    try:
+        await asyncio.to_thread(publish_to_mongo, program, uri, database_from_uri(uri, None))
+    except Exception as exc:  # noqa: BLE001 - the mirror never fails a run
+        _err(f"warning: program not stored in the mirror's flows: {exc}")
+
+
 async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, registry: HandlerRegistry) -> int:
     from temporalio.client import WorkflowFailureError
 
@@ -191,6 +205,8 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
     async with contextlib.AsyncExitStack() as stack:
         env = await _services(args, stack)
         digest = env.store.publish(program)
+        if env.mirror:
+            await _publish_to_mirror(program, env.mirror)
         client = await connect(env.options, retry_for=30.0 if env.embedded else 0.0)
         queue = args.task_queue
         facets = event_facets(program, args.workflow, config)

@@ -159,3 +159,6 @@ def test_run_with_mongo_mirror(temporal_service, mongo_service, mongo_db_name):
     assert db.steps.count_documents({}) >= 6  # all, s, 2 lookups, 2 composes
     assert db.tasks.count_documents({"state": "completed"}) == 5  # 2 Lookup + 2 Compose + 1 Summarize
     assert db.logs.count_documents({}) >= 2  # the Lookup handler's _step_log lines
+    # the program is stored in the mirror too, so the runner's flow reference resolves
+    assert db.flows.count_documents({"uuid": runners[0]["flow_id"]}) == 1
+    assert db.workflows.find_one({"name": "hello.Greet"}) is not None
