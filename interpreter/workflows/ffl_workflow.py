@@ -73,6 +73,12 @@ class FFLWorkflow:
             if size is not None:
                 raise ApplicationError(f"workflow '{name}': {too_large('returns', size)}", type="PayloadTooLarge",
                                        non_retryable=True)
+        except asyncio.CancelledError:
+            # Cancellation with cleanup: in-flight activities were asked to cancel; record the
+            # run as cancelled and send the mirror's last records before ending as cancelled.
+            self.tracker.log("", "workflow cancelled")
+            await self.finish(flusher, name, "cancelled", params, None, "cancelled", program_hash)
+            raise
         except Exception as err:
             failure = self.failure(name, err)
             await self.finish(flusher, name, "failed", params, None, str(failure), program_hash)
