@@ -170,7 +170,10 @@ class ExprChecker:
         if _is_schema(operand):
             self.report(expr.loc, f"arithmetic '-' on schema value of type '{_show(operand)}'")
             return None
-        return operand if operand is not None and operand[1] == 0 and operand[0] in _NUMERIC else None
+        if _known(operand) and not _is_number(operand):
+            self.report(expr.loc, f"unary '-' needs a number, got {_show(operand)}")
+            return None
+        return operand if _is_number(operand) else None
 
     def _binary(self, expr: Binary, scope: Scope, reads: Reads) -> Ty:
         left = self.check(expr.left, scope, reads)
@@ -184,17 +187,43 @@ class ExprChecker:
         if op in _ORDERED:
             if BOOLEAN in (left, right):
                 self.report(expr.loc, f"ordered comparison '{op}' of Boolean values")
+            elif _known(left) and _known(right) and not _orderable(left, right):
+                self.report(expr.loc, f"ordered comparison '{op}' of {_show(left)} and {_show(right)}: "
+                                      "it needs two numbers or two strings")
             return BOOLEAN
         if op in ("==", "!="):
             return BOOLEAN
         if op == "++":
             return STRING
         if op in _ARITHMETIC:
-            for side in (left, right):
-                if _is_schema(side):
-                    self.report(expr.loc, f"arithmetic '{op}' on schema value of type '{_show(side)}'")
+            schemas = [side for side in (left, right) if _is_schema(side)]
+            for side in schemas:
+                self.report(expr.loc, f"arithmetic '{op}' on schema value of type '{_show(side)}'")
+            if not schemas and _known(left) and _known(right) and not _arith_ok(op, left, right):
+                self.report(expr.loc, f"arithmetic '{op}' needs numbers, got {_show(left)} and {_show(right)}")
             return _arith_type(op, left, right)
         return None
+
+
+def _known(t: Ty) -> bool:
+    """A type precise enough to judge an operator by (Json and unknowns never are)."""
+    return t is not None and t != JSON
+
+
+def _is_number(t: Ty) -> bool:
+    return t is not None and t[1] == 0 and t[0] in _NUMERIC
+
+
+def _orderable(left: Ty, right: Ty) -> bool:
+    return (_is_number(left) and _is_number(right)) or left == right == STRING
+
+
+def _arith_ok(op: str, left: Ty, right: Ty) -> bool:
+    """Numbers; ``+`` also joins two strings or two lists (as the evaluator does)."""
+    if _is_number(left) and _is_number(right):
+        return True
+    assert left is not None and right is not None
+    return op == "+" and (left == right == STRING or (left[1] > 0 and right[1] > 0))
 
 
 def _arith_type(op: str, left: Ty, right: Ty) -> Ty:

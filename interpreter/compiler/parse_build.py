@@ -221,17 +221,21 @@ class Builder(Transformer):
     def prompt(self, children: list) -> Prompt:
         keyword, *entries = children
         values: dict[str, str] = {}
-        for key, value in entries:
+        locs: dict[str, Loc] = {}
+        for key, value, loc in entries:
             if key.value in values:
                 raise BuildError(key, f"duplicate prompt key '{key.value}'")
             values[key.value] = value
-        return Prompt(**values, loc=_loc(keyword))
+            locs[key.value] = loc
+        prompt = Prompt(**values, loc=_loc(keyword))
+        prompt._entry_locs = locs
+        return prompt
 
-    def prompt_entry(self, children: list) -> tuple[Token, str]:
+    def prompt_entry(self, children: list) -> tuple[Token, str, Loc]:
         key, value = children
         if key.value not in PROMPT_KEYS:
             raise BuildError(key, f"unknown prompt key '{key.value}', expected system, template or model")
-        return key, _unescape(value)
+        return key, _unescape(value), _loc(value)
 
     def steps_block(self, children: list) -> Block:
         steps, yields = _body(children)

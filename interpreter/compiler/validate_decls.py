@@ -94,11 +94,15 @@ class DeclChecker:
         prompt = decl.prompt
         assert prompt is not None
         known = {p.name for p in decl.params}
-        for text in (prompt.system, prompt.template):
-            for name in placeholders(text or ""):
-                if name not in known:
-                    self.report(prompt.loc or decl.loc,
-                                f"unknown prompt placeholder '{{{name}}}': '{decl.qname}' has no parameter '{name}'", file)
+        for key in ("system", "template"):
+            for name in placeholders(getattr(prompt, key) or ""):
+                if name in known:
+                    continue
+                message = f"unknown prompt placeholder '{{{name}}}': '{decl.qname}' has no parameter '{name}'"
+                here = prompt._entry_locs.get(key) or prompt.loc or decl.loc
+                self.report(here, message, file)
+                if decl.loc is not None and here is not None and here.line != decl.loc.line:
+                    self.report(decl.loc, message, file)  # also on the declaration's line, where some look
 
     def implicit(self, entry: Entry) -> None:
         decl: ImplicitDecl = entry.decl  # type: ignore[assignment]

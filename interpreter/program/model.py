@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 FORMAT_VERSION = 1
 """Version of the compiled-program JSON layout; bump on incompatible change."""
@@ -184,6 +184,9 @@ class Prompt(Node):
     template: str | None = None
     model: str | None = None
     loc: Loc | None = None
+    # Compile-time only (never serialised): where each entry's text is, so a bad
+    # placeholder is reported on its own line.
+    _entry_locs: dict[str, Loc] = PrivateAttr(default_factory=dict)
 
 
 class Yield(Node):

@@ -142,8 +142,15 @@ def test_prompt_placeholder_naming_no_parameter():
         }
     """)
     found = diags(text)
-    assert len(found) == 1 and "{langauge}" in found[0].message
-    assert (found[0].line, found[0].col) == pos(text, "prompt")
+    # on the line of the text holding the placeholder, and also on the declaration's line
+    assert [(d.line, d.col) for d in found] == [pos(text, "Ask"), pos(text, '"Answer')], [str(d) for d in found]
+    assert all("{langauge}" in d.message for d in found)
+
+
+def test_prompt_placeholder_on_the_declarations_line_is_reported_once():
+    text = 'event facet Ask(q: String) => (a: String) prompt { system "in {lang}" template "{q}" }\n'
+    found = diags(text)
+    assert [(d.line, d.col) for d in found] == [pos(text, '"in')] and "{lang}" in found[0].message
 
 
 def test_prompt_placeholders_that_are_parameters_or_not_names_pass():
@@ -490,6 +497,12 @@ def test_declaration_level_when_sees_earlier_blocks_only():
         ("$.addr + 1", "+", ("'+'", "schema", "n.Addr")),
         ("$.flag < true", "<", ("ordered comparison", "Boolean")),
         ("2 * $.addr", "*", ("'*'", "schema")),
+        ("$.name * 2", "*", ("'*'", "numbers", "String")),
+        ("$.flag + 1", "+", ("'+'", "Boolean")),
+        ("$.name % $.a", "%", ("'%'", "String", "Long")),
+        ("-$.name", "-", ("'-'", "number", "String")),
+        ("$.name < 3", "<", ("ordered comparison", "String", "Long")),
+        ("$.addr >= $.addr", ">=", ("ordered comparison", "n.Addr")),
     ],
 )
 def test_operator_type_errors(expr, op, words):
@@ -505,6 +518,15 @@ def test_unknown_types_give_no_operator_errors():
     clean(body("""
         s = B(flag = $.data && ($.data < 3) || !$.data)
         t = B(flag = s.ok && s.n > 1 && $.flag == true && ($.a + 1) * 2 >= 3)
+        u = E(x = $.data * 2 + -$.data - ($.data % $.a))
+    """))
+
+
+def test_operators_the_evaluator_accepts_pass():
+    # `+` joins two strings or two lists; numbers mix; strings order; `==` takes anything.
+    clean(body("""
+        s = B(flag = $.name + "x" == "zx" && $.name < "b" && 1 < 2.5 && $.a / 2 > -$.a)
+        t = B(flag = [1] + [2] == [1, 2] && $.name != $.a && $.addr == $.addr)
     """))
 
 
