@@ -191,8 +191,8 @@ def _returns(facet: str, result: Any) -> dict:
         return {}
     if isinstance(result, Mapping):
         return dict(result)
-    raise ApplicationError(
+    raise ApplicationError(  # TypeError, as docs/language-notes.md promises: a wrong type of result
         f"handler returned {type(result).__name__}, expected a dict of returns",
-        type="HandlerResultError",
+        type="TypeError",
         non_retryable=True,
     )

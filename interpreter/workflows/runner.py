@@ -323,6 +323,7 @@ class Interpreter:
         except StepFailure as failure:
             catch = step.catch or (decl.catch if decl is not None else None)
             if catch is None:
+                failure.failed_within(path, facet)
                 raise
             self.tracker.log(path, f"caught {failure}")
             returns, writes = await self.run_catch(catch, decl, step, failure, args or {}, scope, path)

@@ -31,7 +31,19 @@ class StepFailure(Exception):
     def __init__(self, path: str, facet: str, cause: str, error_type: str):
         self.path, self.facet, self.cause, self.error_type = path, facet, cause, error_type
         self.seq = next(_failure_seq)
-        super().__init__(f"step '{path}' ({facet}) failed: {error_type}: {cause}")
+        self.within: list[tuple[str, str]] = []  # enclosing steps it failed, innermost first
+        super().__init__(path, facet, cause, error_type)
+
+    def failed_within(self, path: str, facet: str) -> None:
+        """Record an enclosing (composed) step this failure also fails, so the message names it."""
+        if path != self.path and (path, facet) not in self.within:
+            self.within.append((path, facet))
+
+    def __str__(self) -> str:
+        text = f"step '{self.path}' ({self.facet}) failed: {self.error_type}: {self.cause}"
+        for path, facet in self.within:
+            text += f"\n  in step '{path}' ({facet})"
+        return text
 
 
 class Skipped(Exception):

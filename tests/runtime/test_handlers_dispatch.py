@@ -142,4 +142,4 @@ async def test_non_dict_result_is_a_clear_error(temporal_client, task_queue):
     with pytest.raises(WorkflowFailureError) as info:
         await _call(temporal_client, task_queue, registry, "t.List", {}, attempts=5)
     error = _app_error(info.value)
-    assert error.type == "HandlerResultError" and "returned list, expected a dict" in error.message
+    assert error.type == "TypeError" and "returned list, expected a dict" in error.message

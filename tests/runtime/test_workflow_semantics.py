@@ -269,6 +269,8 @@ async def test_failure_in_a_composed_facet_names_the_inner_step(temporal_client,
     run = await run_ffl(temporal_client, FAIL, "t.Nested", {"x": 3}, handlers=HANDLERS, tmp_path=tmp_path)
     assert run.error is not None
     assert "b0/wrap/b0/deep" in run.message and "t.Boom" in run.message and "boom 3" in run.message
+    # ... and the enclosing step it failed, with its facet
+    assert "in step 'b0/wrap' (t.Inner)" in run.message
 
 
 async def test_catch_gives_error_and_runs_the_catch_block(temporal_client, tmp_path):
