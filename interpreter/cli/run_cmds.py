@@ -290,9 +290,17 @@ def _run(args: argparse.Namespace) -> int:
     program = _compile(args.files)
     if program is None:
         return 1
-    if args.workflow not in program.workflows:
-        _err(f"error: no workflow {args.workflow!r}; workflows: {', '.join(program.workflows) or '(none)'}")
+    from ..compiler.graph import GraphError, find_workflow
+
+    try:
+        decl = find_workflow(program, args.workflow)  # a qualified or unique short name
+    except GraphError as exc:
+        _err(f"error: {exc}")
         return 2
+    if decl.kind != "workflow":
+        _err(f"error: {decl.qname} is not a workflow but a{'n' if decl.kind == 'event' else ''} {decl.kind} facet; workflows: {', '.join(program.workflows) or '(none)'}")
+        return 2
+    args.workflow = decl.qname
     try:
         inputs = _parse_input(args.input)
     except (ValueError, OSError) as exc:

@@ -48,7 +48,7 @@ def ffl(*args: str, timeout: float = 120, **kwargs) -> subprocess.CompletedProce
 
 def test_example_runs_and_prints_returns_as_json(temporal_service):
     proc = ffl("run", str(HELLO / "program.ffl"), "--handlers", str(HELLO / "handlers.py"),
-               "--workflow", "hello.Greet", "--input", '{"names": ["Ada", "Linus", "Bob"]}',
+               "--workflow", "Greet", "--input", '{"names": ["Ada", "Linus", "Bob"]}',  # unique short name
                "--address", temporal_service.address)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     result = json.loads(proc.stdout)
@@ -84,6 +84,8 @@ def test_compile_errors_and_usage_errors(tmp_path):
     assert f"{tmp_path / 'broken.ffl'}:3:" in proc.stderr
     proc = ffl("run", str(HELLO / "program.ffl"), "--workflow", "hello.Nope")
     assert proc.returncode == 2 and "hello.Greet" in proc.stderr
+    proc = ffl("run", str(HELLO / "program.ffl"), "--workflow", "hello.Lookup")
+    assert proc.returncode == 2 and "not a workflow but an event facet" in proc.stderr
     proc = ffl("run", str(HELLO / "program.ffl"), "--workflow", "hello.Greet", "--input", "[1]")
     assert proc.returncode == 2 and "JSON object" in proc.stderr
 
