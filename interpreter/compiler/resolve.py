@@ -73,13 +73,20 @@ class Resolver:
     def _type(self, ref: TypeRef, ctx: Context) -> None:
         if ref.name in BUILTIN_TYPES:
             return
-        found = self.table.lookup(ref.name, ctx)
+        qname = self._named(ref.name, ref.loc, ctx, SchemaDecl, "type")
+        if qname is not None:
+            ref.name = qname
+
+    def _named(self, name: str, loc, ctx: Context, kind: type, what: str) -> str | None:
+        """The qualified name ``name`` resolves to when it is a declaration of ``kind``; else report."""
+        found = self.table.lookup(name, ctx)
         if found.ambiguous:
-            self._error(ref.loc, f"ambiguous type '{ref.name}': visible as {_describe(found)}", ctx)
-        elif found.qname is None or not isinstance(self.table.by_qname[found.qname].decl, SchemaDecl):
-            self._error(ref.loc, f"unknown type '{ref.name}'", ctx)
+            self._error(loc, f"ambiguous {what} '{name}': visible as {_describe(found)}", ctx)
+        elif found.qname is None or not isinstance(self.table.by_qname[found.qname].decl, kind):
+            self._error(loc, f"unknown {what} '{name}'", ctx)
         else:
-            ref.name = found.qname
+            return found.qname
+        return None
 
     def _facet_target(self, name: str, loc, ctx: Context, what: str) -> str | None:
         """Look up a callable name; report and return None unless it names a facet or schema."""
@@ -137,13 +144,9 @@ class Resolver:
             self._block(step.catch.block, ctx)
 
     def _yield(self, item: Yield, ctx: Context) -> None:
-        found = self.table.lookup(item.name, ctx)
-        if found.ambiguous:
-            self._error(item.loc, f"ambiguous yield target '{item.name}': visible as {_describe(found)}", ctx)
-        elif found.qname is None or not isinstance(self.table.by_qname[found.qname].decl, FacetDecl):
-            self._error(item.loc, f"unknown yield target '{item.name}'", ctx)
-        else:
-            item.target = found.qname
+        qname = self._named(item.name, item.loc, ctx, FacetDecl, "yield target")
+        if qname is not None:
+            item.target = qname
 
 
 def resolve(table: SymbolTable) -> list[Diagnostic]:
