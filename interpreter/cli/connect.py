@@ -80,6 +80,28 @@ def tls_config(options: ConnectOptions):
     return bool(options.api_key)
 
 
+def core_logs_to_python_logging() -> None:
+    """Send the SDK core's own log lines (e.g. payload-size warnings) to Python's ``temporalio.core`` logger.
+
+    By default the Rust core writes them to standard output, where they would
+    corrupt a command's result (``ffl run`` prints its returns there as JSON).
+    Call before the first client is created.
+    """
+    import logging
+
+    from temporalio.runtime import (
+        LogForwardingConfig,
+        LoggingConfig,
+        Runtime,
+        TelemetryConfig,
+        TelemetryFilter,
+    )
+
+    logging_config = LoggingConfig(filter=TelemetryFilter(core_level="WARN", other_level="ERROR"),
+                                   forwarding=LogForwardingConfig(logger=logging.getLogger("temporalio.core")))
+    Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=logging_config)), error_if_already_set=False)
+
+
 async def connect(options: ConnectOptions, retry_for: float = 0.0):
     """A connected ``temporalio.client.Client``.
 

@@ -31,7 +31,7 @@ from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE, MEMO_PROGRAM_HASH, STEPS_QUERY
 from ..program.model import Program
 from ..program.serialize import program_to_json
-from .connect import add_connection_args, connect, options_from_args
+from .connect import add_connection_args, connect, core_logs_to_python_logging, options_from_args
 from .progress import step_tree_lines, summary_line, wait_with_progress
 from .worker_main import add_worker_args, build_worker, load_config, open_mirror, run_worker
 
@@ -313,6 +313,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     # The SDK logs every failed activity attempt with a traceback; the run's outcome says enough.
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr)
+    core_logs_to_python_logging()  # stdout carries the result only
     try:
         return asyncio.run(_run_async(args, program, inputs, registry))
     except (OSError, RuntimeError, ValueError) as exc:  # server did not start, connection refused, bad config
@@ -354,6 +355,7 @@ def _status(args: argparse.Namespace) -> int:
         if shown is not None:
             return shown
         _err(f"run {args.id} is not in the mirror at {mongo_uri}; asking the workflow")
+    core_logs_to_python_logging()
     try:
         return asyncio.run(_status_async(args))
     except Exception as exc:

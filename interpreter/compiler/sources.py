@@ -29,9 +29,13 @@ def read_sources(paths: list[str]) -> tuple[list[tuple[str, str]], list[Diagnost
     sources: list[tuple[str, str]] = []
     for name in files:
         try:
-            sources.append((name, Path(name).read_text(encoding="utf-8")))
+            data = Path(name).read_bytes()
+            # utf-8-sig: editors that save a byte-order mark still give a readable source.
+            sources.append((name, data.decode("utf-8-sig")))
         except UnicodeDecodeError as exc:
-            problems.append(Diagnostic(name, 1, 1, f"cannot read file: not UTF-8 text ({exc.reason})"))
+            line = exc.object[: exc.start].count(b"\n") + 1
+            column = exc.start - (exc.object.rfind(b"\n", 0, exc.start) + 1) + 1
+            problems.append(Diagnostic(name, line, column, f"cannot read file: not UTF-8 text ({exc.reason})"))
         except OSError as exc:
             problems.append(Diagnostic(name, 1, 1, f"cannot read file: {exc.strerror or exc}"))
     return sources, problems
