@@ -6,7 +6,7 @@ def reserve(p):
     if sku not in STOCK:
         raise LookupError("no such sku " + sku)
     if qty > STOCK[sku]:
-        raise ValueError("only %d left" % STOCK[sku])
+        raise ValueError(f"only {STOCK[sku]} left")
     return {"left": STOCK[sku] - qty}
 
 
