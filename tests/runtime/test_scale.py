@@ -11,8 +11,8 @@ import asyncio
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.api.history.v1 import History
 
+from benchmarks.runtime_bench import _add, layered, task_durations, task_failures
 from interpreter.program import pinned
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.model import Call, Step
@@ -20,44 +20,6 @@ from interpreter.program.serialize import program_to_json
 from interpreter.workflows.schedule import dataflow, windowed
 
 from .harness import FAST_RETRY, compile_text, run_ffl
-
-MODULUS = 1_000_003
-
-
-async def _add(payload: dict) -> dict:
-    return {"sum": (payload["x"] + payload["y"]) % MODULUS}
-
-
-def layered_graph(layers: int, width: int) -> tuple[str, list[int]]:
-    """FFL source of a layered DAG of event steps, and the values its last layer must yield."""
-    lines = ["namespace scale {", "    event facet Add(x: Long, y: Long) => (sum: Long)",
-             "    workflow Graph(seed: Long) => (values: Json) andThen {"]
-    values = [(1 + i) % MODULUS for i in range(width)]
-    lines += [f"        s0_{i} = Add(x = $.seed, y = {i})" for i in range(width)]
-    for layer in range(1, layers):
-        for i in range(width):
-            j = (i + 1) % width
-            lines.append(f"        s{layer}_{i} = Add(x = s{layer - 1}_{i}.sum, y = s{layer - 1}_{j}.sum)")
-        values = [(values[i] + values[(i + 1) % width]) % MODULUS for i in range(width)]
-    last = ", ".join(f"s{layers - 1}_{i}.sum" for i in range(width))
-    lines += [f"        yield Graph(values = [{last}])", "    }", "}", ""]
-    return "\n".join(lines), values
-
-
-def task_durations(history: Any) -> tuple[list[float], int]:
-    """Seconds of every workflow task (Started → Completed) and how many failed or timed out."""
-    started: dict[int, float] = {}
-    durations, failures = [], 0
-    for event in History(events=history.events).events:
-        at = event.event_time.ToNanoseconds() / 1e9
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
-            started[event.event_id] = at
-        elif event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED:
-            durations.append(at - started[event.workflow_task_completed_event_attributes.started_event_id])
-        elif event.event_type in (EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
-                                  EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT):
-            failures += 1
-    return durations, failures
 
 
 def most_pending_activities(history: Any) -> int:
@@ -75,14 +37,14 @@ def most_pending_activities(history: Any) -> int:
 
 
 async def test_thousand_step_graph_keeps_every_workflow_task_short(temporal_client, tmp_path):
-    source, expected = layered_graph(layers=10, width=100)
-    run = await run_ffl(temporal_client, source, "scale.Graph", {"seed": 1}, handlers={"scale.Add": _add},
+    case = layered(layers=10, width=100)  # the benchmark's program, at a test's size
+    run = await run_ffl(temporal_client, case.source, case.workflow, case.inputs, handlers=case.handlers,
                         tmp_path=tmp_path, timeout=90)
     assert run.error is None, run.message
-    assert run.result == {"values": expected}
+    assert run.result == case.expected
     history = await run.handle.fetch_history()
-    durations, failures = task_durations(history)
-    assert failures == 0
+    durations = task_durations(history)
+    assert task_failures(history) == 0
     assert len(durations) > 10  # the graph advanced over many tasks, not one
     assert max(durations) < 1.0, f"slowest workflow task {max(durations):.2f} s"
     assert len(run.steps) == 1000 and all(s["state"] == "completed" for s in run.steps)
@@ -156,7 +118,8 @@ async def test_windowed_keeps_at_most_width_in_flight_and_results_in_index_order
 
 
 def test_pinned_program_drops_locations_and_compresses_when_large(monkeypatch):
-    program = compile_text(layered_graph(layers=3, width=4)[0])
+    case = layered(layers=3, width=4)
+    program = compile_text(case.source)
     text = program_to_json(program)
     small = pinned.pack_program(text)
     assert set(small) == {"program"} and '"loc"' not in small["program"] and '"loc"' in text
@@ -166,7 +129,8 @@ def test_pinned_program_drops_locations_and_compresses_when_large(monkeypatch):
     for packed in (small, large):
         unpacked = pinned.unpack_program(packed)
         assert program_to_json(unpacked) == small["program"]
-        assert unpacked.facets["scale.Graph"].blocks[0].steps[5].refs == program.facets["scale.Graph"].blocks[0].steps[5].refs
+        graph = case.workflow
+        assert unpacked.facets[graph].blocks[0].steps[5].refs == program.facets[graph].blocks[0].steps[5].refs
     assert pinned.unpack_program(dict(small)) is pinned.unpack_program(dict(small))  # parsed once, then cached
 
 
