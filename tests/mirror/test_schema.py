@@ -1,18 +1,13 @@
-"""The mirror creates exactly the indexes of database.md, idempotently, and they bite."""
+"""The mirror creates exactly the indexes of the original runtime's schema, idempotently, and they bite."""
 
 from __future__ import annotations
-
-import re
 
 import pymongo
 import pytest
 
 from interpreter.activities.mirror import ensure_indexes
-from tests.paths import SEEDS
 
-SEED = (SEEDS / "003_9e8767b8d89673a2.txt")
-
-# Transcribed from database.md by hand: (collection, name, keys, unique, partial filter).
+# The original schema's indexes: (collection, name, keys, unique, partial filter).
 EXPECTED = {
     ("flows", "flow_uuid_index", ("uuid",), True, None),
     ("flows", "flow_path_index", ("name.path",), False, None),
@@ -40,32 +35,6 @@ EXPECTED = {
     ("logs", "log_object_id_index", ("object_id",), False, None),
     ("servers", "server_uuid_index", ("uuid",), True, None),
 }
-
-
-def _seed_indexes(text: str) -> set[tuple]:
-    """Parse the seed's 'Index Name Fields Properties' tables (collection from the preceding heading)."""
-    found = set()
-    collection = None
-    lines = text.splitlines()
-    for i, line in enumerate(lines):
-        heading = re.match(r"Collection: (\w+)", line)
-        if heading:
-            collection = heading.group(1)
-        if line.strip() != "Index Name Fields Properties":
-            continue
-        for row in lines[i + 1 :]:
-            match = re.match(r"(\w+_index) ([\w.]+)\s*(.*)$", row.strip())
-            if not match:
-                break
-            name, key, props = match.groups()
-            partial = re.search(r'PARTIAL \((\w+)="(\w+)"\)', props)
-            found.add((collection, name, (key,), "UNIQUE" in props, ((partial[1], partial[2]),) if partial else None))
-    return found
-
-
-@pytest.mark.skipif(not SEED.exists(), reason="database.md seed not available")
-def test_expected_table_is_the_seed() -> None:
-    assert _seed_indexes(SEED.read_text()) == EXPECTED
 
 
 def _actual(db) -> set[tuple]:

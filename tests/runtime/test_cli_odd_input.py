@@ -14,7 +14,7 @@ from pathlib import Path
 from interpreter.cli import run as ffl_main
 
 REPO = Path(__file__).resolve().parents[2]
-OSM = REPO / "tests" / "conformance_extra" / "valid" / "osm_pipeline"
+OSM = REPO / "tests" / "conformance" / "valid" / "osm_pipeline"
 
 ODD = """
 namespace odd {

@@ -1,4 +1,4 @@
-"""Every conformance case through separate ``worker.py`` processes and the real Temporal CLI.
+"""The core conformance cases through separate ``worker.py`` processes and the real Temporal CLI.
 
 This is the path a user without our ``ffl run`` takes: ``ffl publish``, one
 interpreter worker, one handler worker per namespace queue, then
@@ -14,18 +14,14 @@ import sys
 import uuid
 from pathlib import Path
 
-import pytest
-
-from tests.paths import CONFORMANCE
+from tests.paths import core_case_folders
 
 from .test_conformance_run import present
 from .test_worker import REPO, WorkerProcess
 
-VALID = CONFORMANCE / "valid"
-
 
 def _folders() -> list[Path]:
-    return sorted(p for p in VALID.iterdir() if p.is_dir()) if VALID.is_dir() else []
+    return core_case_folders()
 
 
 def _queues(folder: Path) -> list[str]:
@@ -34,7 +30,6 @@ def _queues(folder: Path) -> list[str]:
     return sorted({line.split('"')[1].split(".")[0] for line in text.splitlines() if "registry.register(" in line})
 
 
-@pytest.mark.skipif(not _folders(), reason="shared conformance cases not available beside the checkout")
 def test_every_conformance_case_via_worker_processes_and_temporal_cli(temporal_service, tmp_path):
     registry = tmp_path / "registry"
     address = temporal_service.address

@@ -1,4 +1,4 @@
-"""Every conformance case through ``ffl run`` as a real subprocess, compared as the conformance README says.
+"""The core conformance cases through ``ffl run`` as a real subprocess, compared as the conformance README says.
 
 All cases run against the session's dev server (``--address``); the first case of
 each folder also runs on an embedded dev server, the command's default.
@@ -13,17 +13,14 @@ from pathlib import Path
 
 import pytest
 
-from tests.paths import CONFORMANCE
+from tests.paths import core_case_folders
 
-VALID = (CONFORMANCE / "valid")
 REPO = Path(__file__).resolve().parents[2]
 
 
 def _cases() -> list:
-    if not VALID.is_dir():
-        return []
     found = []
-    for folder in sorted(p for p in VALID.iterdir() if p.is_dir()):
+    for folder in core_case_folders():
         cases = json.loads((folder / "cases.json").read_text())
         for index, case in enumerate(cases):
             found.append(pytest.param(folder, case, index == 0, id=f"{folder.name}-{index}"))

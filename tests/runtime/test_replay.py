@@ -8,9 +8,9 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from interpreter.workflows import FFLWorkflow
+from tests.test_conformance import _register as _load_handlers
 
 from .harness import CONFORMANCE, run_ffl
-from .test_workflow_conformance import _load_handlers
 from .test_workflow_semantics import FAIL, HANDLERS, SIBLINGS, TAILS, double, score, val
 
 

@@ -1,4 +1,4 @@
-"""Conformance cases (tests/conformance_extra and the shared ../shared/conformance) on the dev server.
+"""The conformance suite (tests/conformance) on the dev server.
 
 Valid cases compile and run in-process through the runtime harness (one
 compile per folder, one set of workers per run), compared as the conformance
@@ -20,40 +20,28 @@ import pytest
 
 from interpreter.compiler import check_sources, compile_sources
 from interpreter.program.model import Program
-from tests.paths import CONFORMANCE as SHARED  # ../shared/conformance beside the checkout
+from tests.paths import CONFORMANCE
 from tests.runtime.harness import run_ffl
 
-EXTRA = Path(__file__).resolve().parent / "conformance_extra"
-ROOTS = {"extra": EXTRA, "shared": SHARED}
+
+def _case_folders() -> list[Path]:
+    """Every valid case folder; an empty or missing suite is an error, never an empty parametrisation."""
+    folders = sorted(p for p in (CONFORMANCE / "valid").iterdir() if p.is_dir())
+    assert folders, f"no conformance cases under {CONFORMANCE / 'valid'}"
+    return folders
 
 
 def _valid_cases() -> list:
     found = []
-    for label, root in ROOTS.items():
-        valid = root / "valid"
-        if not valid.is_dir():
-            found.append(pytest.param(None, None, 0, None, id=f"{label}-absent",
-                                      marks=pytest.mark.skip(reason=f"no conformance cases at {valid}")))
-            continue
-        for folder in sorted(p for p in valid.iterdir() if p.is_dir()):
-            for index, case in enumerate(json.loads((folder / "cases.json").read_text())):
-                found.append(pytest.param(label, folder, index, case, id=f"{label}-{folder.name}-{index}"))
+    for folder in _case_folders():
+        for index, case in enumerate(json.loads((folder / "cases.json").read_text())):
+            found.append(pytest.param(folder, index, case, id=f"{folder.name}-{index}"))
     return found
 
 
 def _invalid_cases() -> list:
-    found = []
-    for label, root in ROOTS.items():
-        invalid = root / "invalid"
-        expected_file = invalid / "expected.json"
-        if not expected_file.is_file():
-            found.append(pytest.param(None, None, None, id=f"{label}-absent",
-                                      marks=pytest.mark.skip(reason=f"no invalid cases at {invalid}")))
-            continue
-        expected = json.loads(expected_file.read_text())
-        for name in sorted(expected):
-            found.append(pytest.param(invalid / name, expected[name], label, id=f"{label}-{name}"))
-    return found
+    expected = json.loads((CONFORMANCE / "invalid" / "expected.json").read_text())
+    return [pytest.param(CONFORMANCE / "invalid" / name, expected[name], id=name) for name in sorted(expected)]
 
 
 def _sources(folder: Path) -> list[tuple[str, str]]:
@@ -81,8 +69,8 @@ def _present(values: dict) -> dict:
     return {k: v for k, v in values.items() if v is not None}
 
 
-@pytest.mark.parametrize("label, folder, index, case", _valid_cases())
-async def test_valid_case(temporal_client, tmp_path, label, folder, index, case):
+@pytest.mark.parametrize("folder, index, case", _valid_cases())
+async def test_valid_case(temporal_client, tmp_path, folder, index, case):
     run = await run_ffl(temporal_client, _program(folder), case["workflow"], case.get("inputs") or {},
                         handlers=_register(folder), tmp_path=tmp_path, timeout=60)
     expect = case["expect"]
@@ -95,8 +83,8 @@ async def test_valid_case(temporal_client, tmp_path, label, folder, index, case)
         assert not missing, f"{missing} not in: {run.message}"
 
 
-@pytest.mark.parametrize("path, want, label", _invalid_cases())
-def test_invalid_case(path, want, label):
+@pytest.mark.parametrize("path, want", _invalid_cases())
+def test_invalid_case(path, want):
     found = check_sources([(path.name, path.read_text())])
     assert found, f"{path.name} compiled without errors"
     on_line = [d for d in found if d.line == want["line"]]
@@ -104,7 +92,7 @@ def test_invalid_case(path, want, label):
 
 
 def test_doc_comments_attach_to_the_next_declaration():
-    program = _program(EXTRA / "valid" / "lexical")
+    program = _program(CONFORMANCE / "valid" / "lexical")
     assert "spanning lines" in (program.facets["lex.Id"].doc or "")
     assert (program.facets["lex.Semi"].doc or "").startswith("`andThen` and `catch`")
     assert program.facets["lex.Lexical"].doc is None  # a plain /* */ comment is not a doc comment
