@@ -313,4 +313,4 @@ if __name__ == "__main__":
     status = asyncio.run(main())
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(status)  # temporalio's native threads can crash a finishing interpreter (see design.md)
+    os._exit(status)  # temporalio's native threads can crash a finishing interpreter

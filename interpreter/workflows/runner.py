@@ -47,7 +47,7 @@ from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join,
 from .tracker import Tracker
 
 BLOCK_TYPES = {"steps": "AndThen", "foreach": "AndMap", "when": "AndMatch", "script": "AndThen"}
-"""Mirror object types of blocks (database.md); a foreach iteration is an AndThen inside its AndMap."""
+"""Mirror object types of blocks (docs/mirror.md); a foreach iteration is an AndThen inside its AndMap."""
 
 
 def _no_steps(name: str) -> Any:

@@ -1,10 +1,10 @@
-"""database.md transcribed for tests: every collection's fields and types, checked document by document.
+"""The original runtime's schema (docs/mirror.md) transcribed for tests: every collection's fields and types, checked document by document.
 
 ``check_documents(db)`` asserts that each document of each mirror collection
-has every field of the seed's entity with the seed's type (ints for the
+has every field of the original schema's entity with the original schema's type (ints for the
 millisecond timestamps, the documented state vocabularies, nested shapes);
 ``check_references(db)`` that the ids between documents resolve and nothing
-is duplicated; ``check_indexes(db)`` that the indexes are exactly the seed's.
+is duplicated; ``check_indexes(db)`` that the indexes are exactly the original schema's.
 Written independently of the mirror's own schema module, so a drift in
 either shows up here.
 """
@@ -29,7 +29,7 @@ def is_int(v: Any) -> bool:
 
 
 def is_ms(v: Any) -> bool:
-    """A millisecond timestamp (after 2001), as the seed stores every time."""
+    """A millisecond timestamp (after 2001), as the original schema stores every time."""
     return is_int(v) and v > 1_000_000_000_000
 
 
@@ -122,7 +122,7 @@ FIELDS: dict[str, dict[str, Check]] = {
 
 
 def check_documents(db: Any) -> dict[str, int]:
-    """Every document has every seed field with the seed's type, and ``_id`` = ``uuid``; returns counts."""
+    """Every document has every seed field with the original schema's type, and ``_id`` = ``uuid``; returns counts."""
     problems: list[str] = []
     counts: dict[str, int] = {}
     for collection, fields in FIELDS.items():

@@ -1,9 +1,9 @@
-"""The conformance cases, run on the dev server with the mirror on, leave documents in the seed's schema.
+"""The conformance cases, run on the dev server with the mirror on, leave documents in the original runtime's schema.
 
 Programs are published to MongoDB (flows, workflows) and loaded from there
 by the interpreter worker; the handler worker mirrors tasks and the
 handlers' ``_step_log`` lines; both workers register in ``servers``. Then
-every collection is checked field by field against database.md, the indexes
+every collection is checked field by field against the original schema (docs/mirror.md), the indexes
 included, and the documents are checked against what the runs did.
 """
 

@@ -1,4 +1,4 @@
-"""Record → document builders give the seed's field names and types, with deterministic ids."""
+"""Record → document builders give the original schema's field names and types, with deterministic ids."""
 
 from __future__ import annotations
 

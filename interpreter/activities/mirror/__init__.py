@@ -1,4 +1,4 @@
-"""The MongoDB mirror: every run's runners, steps, tasks and logs in the database.md schema.
+"""The MongoDB mirror: every run's runners, steps, tasks and logs in the original runtime's schema (docs/mirror.md).
 
 Temporal's history stays the source of truth; the mirror is for dashboards and
 queries. Writes are idempotent upserts keyed by deterministic uuids, made from

@@ -1,10 +1,10 @@
-"""Turn mirror records into idempotent, monotonic document updates in the seed's shape.
+"""Turn mirror records into idempotent, monotonic document updates in the original schema's shape.
 
 A record (a JSON-able dict with a ``kind``) becomes one ``MirrorOp`` per
 document it touches. An op splits its fields by how they may change:
 
 - ``set``: fields that never change (ids, names, paths, arguments) — always written;
-- ``set_on_insert``: the seed's defaults for a new document;
+- ``set_on_insert``: the original schema's defaults for a new document;
 - ``min``/``max``: timestamps that only move earlier (created, started) or later
   (updated, ping, completed) — so records may arrive in any order;
 - ``guarded``: the state and what goes with it (returns, error),
@@ -110,7 +110,7 @@ def _time(record: dict[str, Any]) -> int:
 
 
 def _error(value: Any, error_type: str | None = None) -> dict[str, Any] | None:
-    """The seed's Error/dict: {message, type}; None stays None."""
+    """The original schema's Error/dict: {message, type}; None stays None."""
     if value is None:
         return None
     if isinstance(value, dict):
@@ -122,7 +122,7 @@ def _error(value: Any, error_type: str | None = None) -> dict[str, Any] | None:
 
 
 def parameters(values: dict[str, Any] | None) -> list[dict[str, Any]]:
-    """The seed's ``list[Parameter]``: one {name, value} per argument, in the given order."""
+    """The original schema's ``list[Parameter]``: one {name, value} per argument, in the given order."""
     return [{"name": name, "value": value} for name, value in (values or {}).items()]
 
 
@@ -131,7 +131,7 @@ def _namespace(qname: str) -> str:
 
 
 def workflow_definition(qname: str, program_hash: str | None, date: int = 0) -> dict[str, Any]:
-    """The seed's WorkflowDefinition for a workflow of a published program."""
+    """The original schema's WorkflowDefinition for a workflow of a published program."""
     flow = ids.flow_uuid(program_hash) if program_hash else ""
     return {
         "uuid": ids.workflow_uuid(program_hash or "", qname),

@@ -1,4 +1,4 @@
-"""MongoProgramStore: the ProgramStore protocol over the seed's flows and workflows collections.
+"""MongoProgramStore: the ProgramStore protocol over the original schema's flows and workflows collections.
 
 A compiled program is one ``flows`` document named by its content hash (the
 canonical JSON is kept verbatim in ``compiled_sources`` so loading gives back
@@ -26,7 +26,7 @@ SOURCE_LANGUAGE = "ffl-program-json"
 
 
 def flow_document(program: Program, text: str, digest: str, now: int) -> dict[str, Any]:
-    """The seed's FlowDefinition for a compiled program (summaries; the program itself in compiled_sources)."""
+    """The original schema's FlowDefinition for a compiled program (summaries; the program itself in compiled_sources)."""
     flow = ids.flow_uuid(digest)
     workflows = program.workflows
     files = sorted({f.loc.file for f in program.facets.values() if f.loc and f.loc.file})

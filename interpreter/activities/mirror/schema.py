@@ -1,8 +1,8 @@
 """The mirror's MongoDB schema: collection names, indexes and state vocabularies.
 
-Everything here follows the database.md seed (collections flows, workflows,
+Everything here follows the original FFL runtime's MongoDB schema (collections flows, workflows,
 runners, steps, tasks, logs, servers). ``ensure_indexes`` creates each index
-under the seed's name, so dashboards and DAOs written for the original
+under the original schema's name, so dashboards and DAOs written for the original
 runtime find the same indexes, and calling it again is harmless.
 """
 
@@ -22,12 +22,12 @@ SERVERS = "servers"
 COLLECTIONS = (FLOWS, WORKFLOWS, RUNNERS, STEPS, TASKS, LOGS, SERVERS)
 
 DEFAULT_DATABASE = "afl"
-"""The seed's database name; ``--mongo`` URIs may name another."""
+"""The original schema's database name; ``--mongo`` URIs may name another."""
 
 
 @dataclass(frozen=True)
 class IndexSpec:
-    """One index of the seed: name, ascending key fields, unique, partial filter."""
+    """One index of the original schema: name, ascending key fields, unique, partial filter."""
 
     collection: str
     name: str
@@ -74,7 +74,7 @@ INDEXES: tuple[IndexSpec, ...] = (
 
 
 def ensure_indexes(db: Any) -> list[str]:
-    """Create every index of the seed on ``db`` (a pymongo Database); idempotent.
+    """Create every index of the original schema on ``db`` (a pymongo Database); idempotent.
 
     Returns the index names, in the order of ``INDEXES``.
     """
@@ -105,4 +105,4 @@ FINISHED_STEP_STATES = frozenset({"completed", "failed", "caught"})
 FINISHED_TASK_STATES = frozenset({"completed", "failed", "ignored", "canceled"})
 
 STATE_ALIASES = {"canceled": "cancelled"}
-"""Runner states arrive as Temporal spells them at times; tasks keep the seed's ``canceled``."""
+"""Runner states arrive as Temporal spells them at times; tasks keep the original schema's ``canceled``."""

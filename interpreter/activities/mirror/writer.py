@@ -39,7 +39,7 @@ def default_spool_dir() -> Path:
 
 
 def database_from_uri(uri: str, database: str | None = None) -> str:
-    """The explicit database, else the one the URI names, else the seed's ``afl``."""
+    """The explicit database, else the one the URI names, else the original schema's ``afl``."""
     if database:
         return database
     from pymongo.uri_parser import parse_uri
