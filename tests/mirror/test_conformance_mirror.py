@@ -23,9 +23,8 @@ from interpreter.compiler import compile_files
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.serialize import content_hash
 from tests.mirror.seed_schema import check_documents, check_indexes, check_references
-from tests.paths import CONFORMANCE
+from tests.paths import core_case_folders
 
-CASE_DIRS = sorted(p for p in (CONFORMANCE / "valid").glob("*") if (p / "cases.json").exists())
 FAST = RetryConfig(maximum_attempts=2, initial_interval_seconds=0.1, backoff_coefficient=1.0,
                    maximum_interval_seconds=0.1, start_to_close_seconds=20)  # fmt: skip
 RANK = {"created": 0, "pending": 0, "running": 1, "completed": 2}
@@ -41,14 +40,14 @@ def logged(name: str, fn):
     return handler
 
 
-@pytest.mark.skipif(not CASE_DIRS, reason="conformance cases not available")
-async def test_conformance_runs_are_mirrored_in_the_seed_schema(temporal_client, mongo_uri, mongo_db, tmp_path):
+async def test_conformance_runs_are_mirrored_in_the_original_schema(temporal_client, mongo_uri, mongo_db, tmp_path):
+    case_dirs = core_case_folders()
     store = MongoProgramStore(mongo_uri, mongo_db.name)
     queue = "ffl-" + uuid.uuid4().hex[:8]
     handler_queue = queue + "-h"
     registry = HandlerRegistry()
     programs, cases, event_facets = {}, [], set()
-    for case_dir in CASE_DIRS:
+    for case_dir in case_dirs:
         program = compile_files([str(case_dir / "program.ffl")])
         programs[store.publish(program)] = program
         event_facets |= {n for n, d in program.facets.items() if d.kind == "event" or d.prompt is not None}
@@ -84,7 +83,7 @@ async def test_conformance_runs_are_mirrored_in_the_seed_schema(temporal_client,
     counts = check_documents(mongo_db)
     check_indexes(mongo_db)
     check_references(mongo_db)
-    assert counts["flows"] == len(CASE_DIRS) and counts["runners"] == len(cases)
+    assert counts["flows"] == len(case_dirs) and counts["runners"] == len(cases)
     assert counts["workflows"] == sum(len(p.workflows) for p in programs.values())
 
     # ---- flows and workflows: what was published, loadable by hash
