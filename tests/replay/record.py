@@ -1,0 +1,132 @@
+"""Record the histories of a release: ``python -m tests.replay.record VERSION``.
+
+Runs the last case of every conformance folder (plus a cancelled run and a
+mirrored run) on a fresh dev server with the interpreter as it is now, and
+writes each history as JSON under ``tests/replay/histories/VERSION/``. Run it
+at every release and commit the folder: ``test_release_histories`` replays
+every recorded release with the current code, so a change that would break
+running workflows fails the suite instead of production.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import os
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.worker import Worker
+
+from interpreter.activities.dispatch import build_handler_activity
+from interpreter.activities.interpreter_side import build_interpreter_activities
+from interpreter.activities.program_store import LocalProgramStore
+from interpreter.local import start_temporal
+from interpreter.program.config import RuntimeConfig
+from interpreter.workflows import FFLWorkflow, workflow_runner
+from tests.paths import CONFORMANCE
+from tests.runtime.harness import FAST_RETRY, compile_text, isolated_config, registry_of, run_ffl
+from tests.test_conformance import _register
+
+HISTORIES = Path(__file__).resolve().parent / "histories"
+
+CANCELLED = """namespace rec {
+    event facet Wait(s: Long) => (done: Boolean)
+    workflow Cancelled(n: Long) => (done: Boolean) andThen {
+        w = Wait(s = $.n)
+        yield Cancelled(done = w.done)
+    }
+}"""
+
+
+async def _wait(payload: dict) -> dict:
+    await asyncio.sleep(payload["s"])
+    return {"done": True}
+
+
+class _Sink:
+    """A mirror sink that keeps nothing: the run records its Mirror activities in history."""
+
+    def write(self, records: list) -> None:
+        del records
+
+
+async def record(version: str, client: Client) -> list[Path]:
+    target = HISTORIES / version
+    target.mkdir(parents=True, exist_ok=True)
+    written: list[Path] = []
+    with tempfile.TemporaryDirectory() as tmp:
+        runs = []
+        for folder in sorted(p for p in (CONFORMANCE / "valid").iterdir() if p.is_dir()):
+            sources = {p.name: p.read_text() for p in sorted(folder.glob("*.ffl"))}
+            case = json.loads((folder / "cases.json").read_text())[-1]
+            run = await run_ffl(client, sources, case["workflow"], case.get("inputs") or {},
+                                handlers=_register(folder), tmp_path=Path(tmp) / folder.name, timeout=60)
+            runs.append((folder.name, run))
+            if folder.name == "dataflow":
+                mirrored = await run_ffl(client, sources, case["workflow"], case.get("inputs") or {},
+                                         handlers=_register(folder), tmp_path=Path(tmp) / "mirrored",
+                                         timeout=60, mirror=_Sink(),
+                                         config=RuntimeConfig(retry=FAST_RETRY, mirror=True))
+                runs.append(("dataflow-mirrored", mirrored))
+        handles = [(name, run.handle) for name, run in runs]
+        handles.append(("cancelled", await _cancelled(client, Path(tmp) / "cancelled")))
+        for name, handle in handles:
+            history = await handle.fetch_history()
+            path = target / f"{name}.json"
+            path.write_text(history.to_json() + "\n", encoding="utf-8")
+            written.append(path)
+    return written
+
+
+async def _cancelled(client: Client, tmp_path: Path) -> WorkflowHandle:
+    """A run cancelled while its handler waits: its history ends in WorkflowExecutionCanceled."""
+    program = compile_text(CANCELLED)
+    queue = "rec-" + uuid.uuid4().hex[:8]
+    store = LocalProgramStore(tmp_path / "registry")
+    store.publish(program)
+    config = isolated_config(program, queue + "-h")
+    registry = registry_of({"rec.Wait": _wait})
+    async with (
+        Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
+               activities=build_interpreter_activities(store, config)),
+        Worker(client, task_queue=queue + "-h", activities=[build_handler_activity(registry, queue + "-h")]),
+    ):
+        handle = await client.start_workflow("rec.Cancelled", {"n": 30}, id="rec-" + uuid.uuid4().hex[:10],
+                                             task_queue=queue)
+        await asyncio.sleep(1.0)
+        await handle.cancel()
+        with contextlib.suppress(WorkflowFailureError):
+            await asyncio.wait_for(handle.result(), 30)
+    return handle
+
+
+async def _main(version: str) -> int:
+    service = start_temporal(ui=False)
+    try:
+        client = None
+        for _ in range(60):
+            try:
+                client = await Client.connect(service.address)
+                break
+            except RuntimeError:
+                await asyncio.sleep(0.5)
+        assert client is not None, f"no Temporal dev server at {service.address}"
+        for path in await record(version, client):
+            print(path.relative_to(HISTORIES.parent.parent.parent))
+    finally:
+        service.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        print("usage: python -m tests.replay.record VERSION", file=sys.stderr)
+        sys.exit(2)
+    status = asyncio.run(_main(sys.argv[1]))
+    sys.stdout.flush()
+    os._exit(status)

@@ -1,0 +1,39 @@
+"""Upgrades never break running workflows: every recorded release's histories replay with today's code.
+
+``tests/replay/histories/<version>/`` holds histories recorded by that
+release (``python -m tests.replay.record VERSION``). A change to the
+interpreter workflow that alters replay must be guarded with
+``workflow.patched`` (see docs/upgrading.md), or this test fails.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from temporalio.client import WorkflowHistory
+from temporalio.worker import Replayer
+
+from interpreter.workflows import FFLWorkflow
+
+HISTORIES = Path(__file__).resolve().parent / "histories"
+
+
+def _recorded() -> list[Path]:
+    files = sorted(HISTORIES.glob("*/*.json"))
+    assert files, f"no recorded histories under {HISTORIES}"
+    return files
+
+
+async def _aiter(items):
+    for item in items:
+        yield item
+
+
+async def test_every_recorded_release_replays_with_the_current_interpreter():
+    files = _recorded()
+    histories = [WorkflowHistory.from_json(f"{f.parent.name}/{f.stem}", f.read_text(encoding="utf-8"))
+                 for f in files]
+    assert {f.stem for f in files} >= {"dataflow", "dataflow-mirrored", "cancelled"}
+    result = await Replayer(workflows=[FFLWorkflow]).replay_workflows(_aiter(histories),
+                                                                       raise_on_replay_failure=False)
+    assert {wid: str(err) for wid, err in result.replay_failures.items()} == {}
