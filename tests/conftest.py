@@ -6,6 +6,10 @@
   by a fixture can be used in every async test.
 - ``mongo_service``: a secantusdb wire-protocol server (``.extra["uri"]``);
   ``mongo_db_name`` gives each test a database of its own.
+- Conformance parameters: a test taking ``conformance_case``, ``conformance_folder``,
+  ``core_case``, ``core_folder`` or ``invalid_case`` runs once per entry of the
+  suite (``tests/conformance_suite.py``); a missing or broken fixture becomes
+  one failing test that names the path, never an empty parametrisation.
 
 The session ends with ``os._exit`` after pytest has printed its summary,
 because temporalio's native threads can crash a finishing interpreter.
@@ -21,6 +25,7 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from interpreter.local import LocalService, start_mongo, start_temporal
+from tests import conformance_suite
 
 _exit_status: list[int] = []
 
@@ -66,6 +71,25 @@ def mongo_db_name() -> str:
 def task_queue() -> str:
     """A queue name no other test uses, so workers of different tests never mix."""
     return "q-" + uuid.uuid4().hex[:10]
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    for argname, read in conformance_suite.PARAMETERS.items():
+        if argname in metafunc.fixturenames:
+            try:
+                values = list(read())
+                ids = [conformance_suite.ident(v) for v in values]
+            except conformance_suite.MissingFixture as missing:
+                values, ids = [missing], ["missing-fixture"]
+            metafunc.parametrize(argname, values, ids=ids)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function) -> None:
+    """A test parametrised with a missing fixture fails, naming it."""
+    for value in getattr(getattr(pyfuncitem, "callspec", None), "params", {}).values():
+        if isinstance(value, conformance_suite.MissingFixture):
+            value.fail()
 
 
 def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:

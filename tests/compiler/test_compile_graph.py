@@ -8,9 +8,6 @@ import pytest
 
 from interpreter.compiler import compile_files, compile_sources
 from interpreter.compiler.graph import GraphError, build_graph, find_workflow, render
-from tests.paths import CONFORMANCE
-
-VALID = (CONFORMANCE / "valid")
 
 PROGRAM = """namespace g {
     event facet E(x: Long) => (y: Long)
@@ -71,9 +68,8 @@ def test_workflow_lookup(program):
         render(program, "W", "svg")
 
 
-@pytest.mark.parametrize("case", sorted(p.name for p in VALID.glob("*")) if VALID.exists() else [])
-def test_every_conformance_workflow_draws_every_step(case):
-    program = compile_files([str(VALID / case)])
+def test_every_conformance_workflow_draws_every_step(conformance_folder):
+    program = compile_files([str(conformance_folder)])
     for name in program.workflows:
         graph = build_graph(find_workflow(program, name))
         text = render(program, name, "mermaid")

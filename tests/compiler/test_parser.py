@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import glob
 import json
-import os
 
 import pytest
 from pydantic import BaseModel
@@ -28,7 +26,7 @@ from interpreter.program.model import (
     StepRef,
     Unary,
 )
-from tests.paths import CONFORMANCE
+from tests.conformance_suite import invalid_cases
 
 # ----------------------------------------------------------------------------- helpers
 
@@ -452,15 +450,12 @@ def test_case_underscore_is_the_default_case():
 
 
 def test_conformance_syntax_error_is_reported_on_the_offending_line():
-    path = os.path.join(CONFORMANCE, "invalid", "syntax.ffl")
-    with open(path) as f:
-        text = f.read()
-    with open(os.path.join(CONFORMANCE, "invalid", "expected.json")) as f:
-        expected = json.load(f)["syntax.ffl"]
+    (case,) = [c for c in invalid_cases() if c.path.name == "syntax.ffl"]
+    path = str(case.path)
     with pytest.raises(FFLSyntaxError) as info:
-        parse_source(text, path)
+        parse_source(case.path.read_text(), path)
     (diag,) = info.value.diagnostics
-    assert diag.line == expected["line"] and diag.file == path
+    assert diag.line == case.line and diag.file == path
     assert diag.message == "unexpected 'yield', expected ')' or ','"
     assert str(info.value) == f"{path}:{diag.line}:{diag.col}: {diag.message}"
 
@@ -522,20 +517,12 @@ def test_windows_line_endings():
 # ----------------------------------------------------------------------------- conformance
 
 
-def _case_folders() -> list[str]:
-    folders = sorted(glob.glob(os.path.join(CONFORMANCE, "valid", "*", "")))
-    assert folders, f"no conformance cases under {CONFORMANCE}"
-    return folders
-
-
-@pytest.mark.parametrize("folder", _case_folders())
-def test_conformance_programs_parse(folder):
+def test_conformance_programs_parse(conformance_folder):
     """Every file of a case parses to declarations; one of them declares a workflow."""
     kinds = []
-    for path in sorted(glob.glob(os.path.join(folder, "*.ffl"))):
-        with open(path) as f:
-            source = parse_source(f.read(), path)
-        assert source.path == path and source.decls
+    for path in sorted(conformance_folder.glob("*.ffl")):
+        source = parse_source(path.read_text(), str(path))
+        assert source.path == str(path) and source.decls
         kinds += [getattr(d, "kind", None) for ns in source.decls for d in getattr(ns, "decls", [ns])]
     assert "workflow" in kinds
 

@@ -3,9 +3,8 @@ expressions printed with minimal parentheses parse back to the same tree."""
 
 from __future__ import annotations
 
-import glob
-import os
 import re
+from functools import cache
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -13,7 +12,7 @@ from hypothesis import strategies as st
 from interpreter.compiler.diagnostics import FFLSyntaxError
 from interpreter.compiler.parser import parse_source
 from interpreter.program.model import Attr, Binary, Index, Lit, ParamRef, SourceFile, StepRef, Unary
-from tests.paths import CONFORMANCE
+from tests.conformance_suite import ffl_texts
 
 SETTINGS = settings(
     max_examples=300, deadline=None, database=None, suppress_health_check=[HealthCheck.too_slow]
@@ -33,15 +32,12 @@ namespace x.y { uses a.b
 """
 
 
-def _programs() -> list[str]:
-    texts = [_EXTRA]
-    for path in sorted(glob.glob(os.path.join(CONFORMANCE, "*", "**", "*.ffl"), recursive=True)):
-        with open(path) as f:
-            texts.append(f.read())
-    return texts
+@cache
+def programs() -> list[str]:
+    """_EXTRA and every program of the conformance suite (read on first use, not at import)."""
+    return [_EXTRA, *ffl_texts()]
 
 
-PROGRAMS = _programs()
 _TOKEN = re.compile(r'\d+\.\d+(?:[eE][+-]?\d+)?|"(?:[^"\\\n]|\\.)*"|\$\.\w+|\w+|==|!=|<=|>=|=>|\|\||&&|\+\+|#\{|/\*\*|/\*|\*/|//|\S|\n')
 VOCABULARY = [
     "{", "}", "(", ")", "[", "]", "#{", ",", ":", ";", "=", "=>", "\n", '"', "'", "/*", "*/", "/**", "//",
@@ -77,7 +73,7 @@ def test_token_soup_parses_or_raises_syntax_error(text):
 
 @st.composite
 def mutated_programs(draw) -> str:
-    tokens = _TOKEN.findall(draw(st.sampled_from(PROGRAMS)))
+    tokens = _TOKEN.findall(draw(st.sampled_from(programs())))
     for _ in range(draw(st.integers(1, 4))):
         where = draw(st.integers(0, len(tokens)))
         action = draw(st.sampled_from(["delete", "insert", "duplicate"]))
@@ -106,7 +102,7 @@ def _parses(text: str) -> bool:
 
 def test_respacing_tokens_keeps_the_outcome():
     """The mutation base is sound: re-joined tokens parse exactly when the original does."""
-    outcomes = [(_parses(text), _parses(" ".join(_TOKEN.findall(text)))) for text in PROGRAMS]
+    outcomes = [(_parses(text), _parses(" ".join(_TOKEN.findall(text)))) for text in programs()]
     assert all(a == b for a, b in outcomes)
     assert sum(a for a, _ in outcomes) >= 5
 

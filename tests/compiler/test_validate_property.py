@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from interpreter.compiler import CompileError, Diagnostic, check_sources, compile_sources
-from tests.paths import CONFORMANCE
+from tests.conformance_suite import valid_texts
 
-SOURCES = [p.read_text() for p in sorted((CONFORMANCE / "valid").glob("*/*.ffl"))]
-SOURCES.append("""namespace m {
+EXTRA = """namespace m {
     uses m
     facet Mx(k: Long = 1) => (extra: Long)
     schema S { a: Long, b: [S] }
@@ -39,7 +39,15 @@ SOURCES.append("""namespace m {
         f = E(x = 0)
     }
 }
-""")
+"""
+
+
+@cache
+def sources() -> list[str]:
+    """The valid suite's programs and EXTRA: what mutations start from (read on first draw, not at import)."""
+    return [*valid_texts(), EXTRA]
+
+
 NAMES = ["a", "b", "c", "s", "x", "y", "n", "v", "E", "W", "Mx", "S", "P", "m", "k", "error", "Long", "Json",
          "zz", "Add", "calc", "when", "_"]
 TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|\$\.|\d+|\"[^\"\n]*\"|&&|\|\||==|!=|<=|>=|\+\+|=>|\S")
@@ -59,7 +67,7 @@ def tokens(text: str) -> list[str]:
 
 @st.composite
 def mutated(draw) -> str:
-    parts = tokens(draw(st.sampled_from(SOURCES)))
+    parts = tokens(draw(st.sampled_from(sources())))
     for _ in range(draw(st.integers(1, 4))):
         index = draw(st.integers(0, len(parts) - 1))
         action = draw(st.sampled_from(["delete", "insert", "replace", "rename", "rename"]))
@@ -79,7 +87,7 @@ def mutated(draw) -> str:
 
 
 def test_extra_valid_source_is_valid():
-    assert [str(d) for d in check_sources([("m.ffl", SOURCES[-1])])] == []
+    assert [str(d) for d in check_sources([("m.ffl", EXTRA)])] == []
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -10,20 +10,19 @@ included, and the documents are checked against what the runs did.
 from __future__ import annotations
 
 import asyncio
-import json
 import uuid
 from collections import Counter
 
 import pytest
 
-from interpreter.activities.handlers import HandlerRegistry, load_handlers
+from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.mirror import MirrorSession, MongoProgramStore, ids
 from interpreter.cli.worker_main import build_worker
-from interpreter.compiler import compile_files
+from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.serialize import content_hash
+from tests import conformance_suite as suite
 from tests.mirror.seed_schema import check_documents, check_indexes, check_references
-from tests.paths import core_case_folders
 
 FAST = RetryConfig(maximum_attempts=2, initial_interval_seconds=0.1, backoff_coefficient=1.0,
                    maximum_interval_seconds=0.1, start_to_close_seconds=20)  # fmt: skip
@@ -41,20 +40,20 @@ def logged(name: str, fn):
 
 
 async def test_conformance_runs_are_mirrored_in_the_original_schema(temporal_client, mongo_uri, mongo_db, tmp_path):
-    case_dirs = core_case_folders()
+    case_dirs = suite.core_folders()
     store = MongoProgramStore(mongo_uri, mongo_db.name)
     queue = "ffl-" + uuid.uuid4().hex[:8]
     handler_queue = queue + "-h"
     registry = HandlerRegistry()
     programs, cases, event_facets = {}, [], set()
     for case_dir in case_dirs:
-        program = compile_files([str(case_dir / "program.ffl")])
+        program = compile_sources(suite.sources(case_dir))
         programs[store.publish(program)] = program
         event_facets |= {n for n, d in program.facets.items() if d.kind == "event" or d.prompt is not None}
-        loaded = load_handlers(str(case_dir / "handlers.py"))
+        loaded = suite.handlers(case_dir)
         for name in loaded.names():
             registry.register(name, logged(name, loaded.lookup(name)))
-        cases += json.loads((case_dir / "cases.json").read_text())
+        cases += suite.cases_of(case_dir)
     config = RuntimeConfig(retry=FAST, mirror=True, queues=dict.fromkeys(sorted(event_facets), handler_queue))
     interpreter_side = MirrorSession(mongo_uri, mongo_db.name, program_store=store, queues=[queue],
                                      service="interpreter", spool_dir=tmp_path, ping_interval=0.3).start()
@@ -66,8 +65,8 @@ async def test_conformance_runs_are_mirrored_in_the_original_schema(temporal_cli
         build_worker(temporal_client, handler_queue, registry, config=config, listeners=[handler_side.listener]),
     ]  # fmt: skip
 
-    async def run(case: dict) -> tuple[str, str, dict]:
-        handle = await temporal_client.start_workflow(case["workflow"], case["inputs"], id="conf-" + uuid.uuid4().hex[:10],
+    async def run(case: suite.Case) -> tuple[str, str, dict]:
+        handle = await temporal_client.start_workflow(case.workflow, case.inputs, id="conf-" + uuid.uuid4().hex[:10],
                                                       task_queue=queue)  # fmt: skip
         result = await asyncio.wait_for(handle.result(), 60)
         return handle.id, handle.result_run_id, result
@@ -77,7 +76,8 @@ async def test_conformance_runs_are_mirrored_in_the_original_schema(temporal_cli
     assert await asyncio.to_thread(interpreter_side.close, 20)
     assert await asyncio.to_thread(handler_side.close, 20)
     for case, (_, _, result) in zip(cases, outcomes, strict=True):
-        assert result == case["expect"]["outputs"], case
+        assert case.succeeds, f"{case.where}: the mirror test runs only succeeding cases"
+        assert result == case.outputs, case.where
 
     # ---- every document of every collection, field by field; the indexes
     counts = check_documents(mongo_db)
@@ -100,12 +100,12 @@ async def test_conformance_runs_are_mirrored_in_the_original_schema(temporal_cli
     for case, (workflow_id, run_id, result) in zip(cases, outcomes, strict=True):
         runner = mongo_db.runners.find_one({"uuid": ids.runner_uuid(workflow_id, run_id)})
         digest = runner["program_hash"]
-        assert digest in programs and case["workflow"] in programs[digest].workflows
+        assert digest in programs and case.workflow in programs[digest].workflows
         assert runner["state"] == "completed" and runner["returns"] == result and runner["error"] is None
-        assert runner["workflow"]["name"] == case["workflow"] and runner["workflow"]["version"] == digest
-        assert {p["name"]: p["value"] for p in runner["parameters"]}.items() >= case["inputs"].items()
-        assert runner["compiled_ast"]["facets"][case["workflow"]]["kind"] == "workflow"
-        assert runner["workflow_ast"] == runner["compiled_ast"]["facets"][case["workflow"]]
+        assert runner["workflow"]["name"] == case.workflow and runner["workflow"]["version"] == digest
+        assert {p["name"]: p["value"] for p in runner["parameters"]}.items() >= case.inputs.items()
+        assert runner["compiled_ast"]["facets"][case.workflow]["kind"] == "workflow"
+        assert runner["workflow_ast"] == runner["compiled_ast"]["facets"][case.workflow]
         assert runner["duration"] == runner["end_time"] - runner["start_time"] >= 0
         steps = list(mongo_db.steps.find({"runner_id": runner["uuid"]}))
         object_types.update(s["object_type"] for s in steps)

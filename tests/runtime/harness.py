@@ -29,7 +29,6 @@ from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.model import Program
 from interpreter.workflows import FFLWorkflow, workflow_runner
-from tests.paths import CONFORMANCE  # noqa: F401 - re-exported for the runtime tests
 
 FAST_RETRY = RetryConfig(maximum_attempts=1, initial_interval_seconds=0.1, backoff_coefficient=1.0,
                          maximum_interval_seconds=0.1, start_to_close_seconds=10.0)
@@ -71,7 +70,9 @@ def compile_text(sources: str | Mapping[str, str]) -> Program:
 
 
 def registry_of(handlers: Mapping[str, Callable] | Callable | None) -> HandlerRegistry:
-    """A registry from ``{"ns.Facet": fn}`` or a ``register_handlers(registry)`` function."""
+    """A registry from ``{"ns.Facet": fn}``, a ``register_handlers(registry)`` function or a registry."""
+    if isinstance(handlers, HandlerRegistry):
+        return handlers
     registry = HandlerRegistry()
     if handlers is None:
         return registry

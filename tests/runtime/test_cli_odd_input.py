@@ -12,9 +12,10 @@ import sys
 from pathlib import Path
 
 from interpreter.cli import run as ffl_main
+from tests import conformance_suite as suite
+from tests.paths import REPO
 
-REPO = Path(__file__).resolve().parents[2]
-OSM = REPO / "tests" / "conformance" / "valid" / "osm_pipeline"
+OSM = suite.VALID / "osm_pipeline"
 
 ODD = """
 namespace odd {
@@ -77,12 +78,11 @@ def test_run_retries_a_flaky_handler_with_the_default_policy(temporal_service, t
     """A handler failing once succeeds on its retry: the pipeline's result is the case's, no catch runs."""
     handlers = tmp_path / "flaky.py"
     handlers.write_text(FLAKY_OSM_HANDLERS)
-    case = json.loads((OSM / "cases.json").read_text())[0]
-    proc = ffl("run", str(OSM), "--workflow", case["workflow"], "--input", json.dumps(case["inputs"]),
+    case = suite.cases_of(suite.folder(OSM.name))[0]
+    proc = ffl("run", str(OSM), "--workflow", case.workflow, "--input", json.dumps(case.inputs),
                "--handlers", str(handlers), "--address", temporal_service.address)  # fmt: skip
     assert proc.returncode == 0, proc.stderr
-    result = {k: v for k, v in json.loads(proc.stdout).items() if v is not None}
-    assert result == case["expect"]["outputs"]
+    case.check(json.loads(proc.stdout), None)
 
 
 def test_run_without_input_and_with_non_json_handler_values(temporal_service, tmp_path):

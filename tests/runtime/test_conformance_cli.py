@@ -14,36 +14,26 @@ import sys
 import uuid
 from pathlib import Path
 
-from tests.paths import core_case_folders
+from tests import conformance_suite as suite
 
-from .test_conformance_run import present
 from .test_worker import REPO, WorkerProcess
-
-
-def _folders() -> list[Path]:
-    return core_case_folders()
-
-
-def _queues(folder: Path) -> list[str]:
-    """The namespace queues a case's handlers serve (first segment of each registered facet)."""
-    text = (folder / "handlers.py").read_text()
-    return sorted({line.split('"')[1].split(".")[0] for line in text.splitlines() if "registry.register(" in line})
 
 
 def test_every_conformance_case_via_worker_processes_and_temporal_cli(temporal_service, tmp_path):
     registry = tmp_path / "registry"
     address = temporal_service.address
     interpreter_queue = "ffl-cli-" + uuid.uuid4().hex[:6]
+    folders = suite.core_folders()
     workers: list[WorkerProcess] = []
     try:
-        for folder in _folders():
+        for folder in folders:
             published = subprocess.run(
-                [sys.executable, "-m", "interpreter", "publish", *map(str, sorted(folder.glob("*.ffl"))),
+                [sys.executable, "-m", "interpreter", "publish", *(str(folder / n) for n, _ in suite.sources(folder)),
                  "--registry", str(registry)],
                 cwd=REPO, capture_output=True, text=True, timeout=60,
             )  # fmt: skip
             assert published.returncode == 0, published.stderr
-            for queue in _queues(folder):
+            for queue in suite.handler_queues(folder):
                 workers.append(WorkerProcess("--task-queue", queue, "--handlers", str(folder / "handlers.py"),
                                              "--address", address))  # fmt: skip
         workers.append(WorkerProcess("--task-queue", interpreter_queue, "--interpreter",
@@ -52,26 +42,21 @@ def test_every_conformance_case_via_worker_processes_and_temporal_cli(temporal_s
             worker.wait_ready(timeout=60)
 
         temporal = str(Path(sys.executable).parent / "temporal")
-        ran = 0
-        for folder in _folders():
-            for case in json.loads((folder / "cases.json").read_text()):
-                run = subprocess.run(
-                    [temporal, "workflow", "execute", "--type", case["workflow"], "--task-queue", interpreter_queue,
-                     "--input", json.dumps(case.get("inputs", {})), "--address", address,
-                     "--workflow-id", f"cli-{folder.name}-{uuid.uuid4().hex[:8]}", "-o", "json"],
-                    capture_output=True, text=True, timeout=60,
-                )  # fmt: skip
-                where = f"{folder.name} {case['workflow']} {case.get('inputs')}"
-                expect = case["expect"]
-                if "outputs" in expect:
-                    assert run.returncode == 0, f"{where}: {run.stdout}{run.stderr}"
-                    assert present(json.loads(run.stdout)["result"]) == present(expect["outputs"]), where
-                else:
-                    assert run.returncode != 0, where
-                    for text in expect["error_contains"]:
-                        assert text in run.stdout + run.stderr, where
-                ran += 1
-        assert ran == sum(len(json.loads((f / "cases.json").read_text())) for f in _folders())
+        cases = suite.core_cases()
+        for case in cases:
+            run = subprocess.run(
+                [temporal, "workflow", "execute", "--type", case.workflow, "--task-queue", interpreter_queue,
+                 "--input", json.dumps(case.inputs), "--address", address,
+                 "--workflow-id", f"cli-{case.id}-{uuid.uuid4().hex[:8]}", "-o", "json"],
+                capture_output=True, text=True, timeout=60,
+            )  # fmt: skip
+            if case.succeeds:
+                assert run.returncode == 0, f"{case.where}: {run.stdout}{run.stderr}"
+                case.check(json.loads(run.stdout)["result"], None)
+            else:
+                assert run.returncode != 0, case.where
+                case.check(None, run.stdout + run.stderr)
+        assert len(cases) >= len(folders)
     finally:
         for worker in workers:
             worker.stop(signal.SIGKILL)

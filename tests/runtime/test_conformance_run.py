@@ -1,7 +1,8 @@
 """The core conformance cases through ``ffl run`` as a real subprocess, compared as the conformance README says.
 
-All cases run against the session's dev server (``--address``); the first case of
-each folder also runs on an embedded dev server, the command's default.
+Every core case runs against the session's dev server (``--address``); the
+first case of each core folder also runs on an embedded dev server, the
+command's default.
 """
 
 from __future__ import annotations
@@ -9,55 +10,37 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
-import pytest
-
-from tests.paths import core_case_folders
-
-REPO = Path(__file__).resolve().parents[2]
+from tests import conformance_suite as suite
+from tests.conformance_suite import Case
+from tests.paths import REPO
 
 
-def _cases() -> list:
-    found = []
-    for folder in core_case_folders():
-        cases = json.loads((folder / "cases.json").read_text())
-        for index, case in enumerate(cases):
-            found.append(pytest.param(folder, case, index == 0, id=f"{folder.name}-{index}"))
-    return found
-
-
-def ffl_run(folder: Path, case: dict, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess:
-    files = sorted(str(p) for p in folder.glob("*.ffl"))
+def ffl_run(case: Case, *extra: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    files = [str(case.folder / name) for name, _ in suite.sources(case.folder)]
     return subprocess.run(
-        [sys.executable, "-m", "interpreter", "run", *files, "--workflow", case["workflow"],
-         "--input", json.dumps(case.get("inputs", {})), "--handlers", str(folder / "handlers.py"), *extra],
+        [sys.executable, "-m", "interpreter", "run", *files, "--workflow", case.workflow,
+         "--input", json.dumps(case.inputs), "--handlers", str(case.folder / "handlers.py"), *extra],
         cwd=REPO, capture_output=True, text=True, timeout=timeout,
     )  # fmt: skip
 
 
-def present(values: dict) -> dict:
-    """Null and absent returns count as absent."""
-    return {k: v for k, v in values.items() if v is not None}
-
-
-def check(proc: subprocess.CompletedProcess, expect: dict) -> None:
-    if "outputs" in expect:
-        assert proc.returncode == 0, proc.stderr
-        assert present(json.loads(proc.stdout)) == present(expect["outputs"])
+def check(case: Case, proc: subprocess.CompletedProcess) -> None:
+    """Exit 0 with the returns as JSON on stdout, or exit 1 with the failure on stderr."""
+    if case.succeeds:
+        assert proc.returncode == 0, f"{case.where}: {proc.stderr}"
+        case.check(json.loads(proc.stdout), None)
     else:
-        assert proc.returncode == 1, proc.stdout + proc.stderr
-        for text in expect["error_contains"]:
-            assert text in proc.stderr
+        assert proc.returncode == 1, f"{case.where}: {proc.stdout}{proc.stderr}"
+        case.check(None, proc.stderr)
 
 
-@pytest.mark.parametrize("folder, case, first", _cases())
-def test_conformance_case_via_address(temporal_service, folder, case, first):
-    check(ffl_run(folder, case, "--address", temporal_service.address), case["expect"])
+def test_conformance_case_via_address(temporal_service, core_case: Case):
+    check(core_case, ffl_run(core_case, "--address", temporal_service.address))
 
 
-@pytest.mark.parametrize("folder, case, first", [c for c in _cases() if c.values[2]])
-def test_conformance_case_on_embedded_server(folder, case, first):
-    proc = ffl_run(folder, case)
-    check(proc, case["expect"])
+def test_conformance_case_on_embedded_server(core_folder):
+    case = suite.cases_of(core_folder)[0]
+    proc = ffl_run(case)
+    check(case, proc)
     assert "Temporal dev server at 127.0.0.1:" in proc.stderr and "Web UI: http://127.0.0.1:" in proc.stderr

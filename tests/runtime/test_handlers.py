@@ -13,7 +13,7 @@ from interpreter.activities.handlers import (
     load_handlers,
     queue_for,
 )
-from tests.paths import CONFORMANCE
+from tests import conformance_suite as suite
 
 FIXTURES = Path(__file__).parent / "handler_fixtures"
 
@@ -67,9 +67,7 @@ def test_load_package_by_name_collects_submodule_handlers(monkeypatch):
 
 
 def test_conformance_handlers_load():
-    spec = (CONFORMANCE / "valid/dataflow/handlers.py")
-    if not spec.exists():
-        pytest.skip("conformance cases not available")
+    spec = suite.folder("dataflow") / "handlers.py"
     registry = load_handlers(str(spec))
     assert registry.names() == ["calc.Add", "calc.Label", "calc.Mul"]
 

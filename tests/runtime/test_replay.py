@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import json
-
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from interpreter.workflows import FFLWorkflow
-from tests.test_conformance import _register as _load_handlers
+from tests import conformance_suite as suite
 
-from .harness import CONFORMANCE, run_ffl
+from .harness import run_ffl
 from .test_workflow_semantics import FAIL, HANDLERS, SIBLINGS, TAILS, double, score, val
 
 
@@ -21,11 +19,10 @@ async def _aiter(items):
 
 async def test_conformance_and_semantics_histories_replay(temporal_client, tmp_path):
     runs = []
-    for folder in sorted(p for p in (CONFORMANCE / "valid").iterdir() if p.is_dir()):
-        sources = {p.name: p.read_text() for p in folder.glob("*.ffl")}
-        case = json.loads((folder / "cases.json").read_text())[-1]
-        runs.append(await run_ffl(temporal_client, sources, case["workflow"], case["inputs"],
-                                  handlers=_load_handlers(folder), tmp_path=tmp_path / folder.name))
+    for folder in suite.valid_folders():
+        case = suite.cases_of(folder)[-1]
+        runs.append(await run_ffl(temporal_client, dict(suite.sources(folder)), case.workflow, case.inputs,
+                                  handlers=suite.handlers(folder), tmp_path=tmp_path / folder.name))
     runs.append(await run_ffl(temporal_client, SIBLINGS, "t.Sib", handlers={"t.Val": val}, tmp_path=tmp_path / "s"))
     runs.append(await run_ffl(temporal_client, TAILS, "t.Tail", {"n": 1},
                               handlers={"t.Score": score, "t.Double": double}, tmp_path=tmp_path / "t"))

@@ -18,7 +18,7 @@ from temporalio.service import TLSConfig
 from temporalio.worker import UnsandboxedWorkflowRunner, Worker
 
 from interpreter.cli.connect import ConnectOptions, add_connection_args, options_from_args, tls_config
-from tests.paths import CONFORMANCE
+from tests import conformance_suite as suite
 
 from .call_handler import CallHandler
 
@@ -141,9 +141,7 @@ def test_connection_options_flags_over_env(tmp_path):
 
 def test_separate_worker_processes_with_temporal_cli(temporal_service, tmp_path):
     """ffl publish, then worker.py for ffl and for calc, then the real Temporal CLI starts the workflow."""
-    case = (CONFORMANCE / "valid/dataflow")
-    if not case.is_dir():
-        pytest.skip("conformance cases not available")
+    case = suite.folder("dataflow")
     registry = tmp_path / "registry"
     ffl = [sys.executable, "-m", "interpreter"]
     published = subprocess.run([*ffl, "publish", str(case / "program.ffl"), "--registry", str(registry)],

@@ -100,12 +100,11 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
 def test_trim_program_keeps_what_the_workflow_reaches():
     from interpreter.activities.program_store import trim_program
     from interpreter.program.serialize import program_to_json
-
-    from .harness import CONFORMANCE
+    from tests.conformance_suite import folder
 
     text = program_to_json(compile_text(TWO))
     assert set(json.loads(trim_program(text, "a.W"))["facets"]) == {"a.W"}
-    mixins = compile_text({"m.ffl": (CONFORMANCE / "valid/mixins/program.ffl").read_text(), "other.ffl": ONE})
+    mixins = compile_text({"m.ffl": (folder("mixins") / "program.ffl").read_text(), "other.ffl": ONE})
     trimmed = program_from_json(trim_program(program_to_json(mixins), "ship.Dispatch"))
     assert set(trimmed.facets) == {"ship.Dispatch", "ship.Send", "ship.Tag", "ship.Retry"}
     assert set(trimmed.schemas) == {"ship.Address"}
