@@ -191,7 +191,7 @@ def _returns(facet: str, result: Any) -> dict:
         return {}
     if isinstance(result, Mapping):
         return dict(result)
-    raise ApplicationError(  # TypeError, as docs/language-notes.md promises: a wrong type of result
+    raise ApplicationError(  # TypeError, as docs/language.md says: a wrong type of result
         f"handler returned {type(result).__name__}, expected a dict of returns",
         type="TypeError",
         non_retryable=True,

@@ -377,7 +377,7 @@ def test_mixin_argument_checked_against_the_mixin():
 
 
 def test_missing_required_argument_is_absent_not_an_error():
-    # Contract: an argument comes from the call, a mixin, an implicit or a default, "else it is absent".
+    # docs/language.md: an argument comes from the call, a mixin, an implicit or a default, "else it is absent".
     clean(body("s = E()"))
     clean(src("""
         namespace n {
