@@ -11,7 +11,8 @@ of the info string holds shell-style ``key=value`` annotations:
   ``fails="words"`` instead of ``output`` expects a failure containing the words.
 
 Event facets of runnable examples are answered by the handlers in
-``HANDLERS`` below, keyed by qualified name. The README's example must also
+``HANDLERS`` below, keyed by qualified name, or by the file a
+``handlers=path`` note names (relative to the repository). The README's example must also
 be the program in ``examples/calc``. Docs are read during collection
 (``pytest_generate_tests``), not when this module is imported; a missing doc
 or an example-less one is a failing test.
@@ -28,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from interpreter.activities.handlers import load_handlers
 from interpreter.compiler import check_sources, compile_sources
 from tests.conformance_suite import MissingFixture
 from tests.paths import REPO
@@ -124,6 +126,10 @@ def _upper(p: dict) -> dict:
     return {"text": p["text"].upper()}
 
 
+def _same(p: dict) -> dict:
+    return {"v": p["v"]}
+
+
 def _echo(p: dict) -> dict:
     """What the handler was given, so examples can show payloads."""
     return {"payload": {k: v for k, v in p.items() if not k.startswith("_")}}
@@ -148,6 +154,7 @@ HANDLERS: dict[str, Any] = {
     "text.Upper": _upper,
     "demo.Echo": _echo,
     "ai.Summarize": _summarize,
+    "lex.Id": _same,
 }
 
 
@@ -169,11 +176,16 @@ def test_example_compiles_or_reports_its_error(example: Example):
 async def test_runnable_example_gives_its_output(temporal_client, tmp_path, runnable: Example):
     program = compile_sources([("example.ffl", runnable.text)])
     events = sorted(n for n, d in program.facets.items() if d.kind == "event" or d.prompt is not None)
-    missing = [n for n in events if n not in HANDLERS]
-    assert not missing, f"{runnable.id}: no handler in this test for {missing}"
+    if "handlers" in runnable.notes:
+        handlers = load_handlers(str(REPO / runnable.notes["handlers"]))
+        missing = [n for n in events if n not in handlers]
+    else:
+        handlers = {n: HANDLERS[n] for n in events if n in HANDLERS}
+        missing = [n for n in events if n not in HANDLERS]
+    assert not missing, f"{runnable.id}: no handler for {missing}"
     inputs = json.loads(runnable.notes.get("input", "{}"))
     run = await run_ffl(temporal_client, program, runnable.notes["run"], inputs,
-                        handlers={n: HANDLERS[n] for n in events}, tmp_path=tmp_path, timeout=60)  # fmt: skip
+                        handlers=handlers, tmp_path=tmp_path, timeout=60)  # fmt: skip
     if "fails" in runnable.notes:
         assert run.error is not None, f"{runnable.id}: expected a failure, got {run.result}"
         assert runnable.notes["fails"] in run.message, f"{runnable.id}: {run.message}"
@@ -211,5 +223,8 @@ def test_most_language_examples_run():
 
 
 def test_readme_example_is_the_example_program():
+    """The README shows examples/calc as it is: its program and its handlers, run with those handlers."""
     (example,) = [e for e in examples_in(DOCS[1]) if e.runs]
     assert example.text == (REPO / "examples" / "calc" / "calc.ffl").read_text()
+    assert example.notes.get("handlers") == "examples/calc/handlers.py"
+    assert f"```python\n{(REPO / example.notes['handlers']).read_text()}```" in DOCS[1].read_text()
