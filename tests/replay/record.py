@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import os
 import sys
 import tempfile
@@ -28,9 +27,8 @@ from interpreter.activities.program_store import LocalProgramStore
 from interpreter.local import start_temporal
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
-from tests.paths import CONFORMANCE
+from tests import conformance_suite as suite
 from tests.runtime.harness import FAST_RETRY, compile_text, isolated_config, registry_of, run_ffl
-from tests.test_conformance import _register
 
 HISTORIES = Path(__file__).resolve().parent / "histories"
 
@@ -61,15 +59,15 @@ async def record(version: str, client: Client) -> list[Path]:
     written: list[Path] = []
     with tempfile.TemporaryDirectory() as tmp:
         runs = []
-        for folder in sorted(p for p in (CONFORMANCE / "valid").iterdir() if p.is_dir()):
-            sources = {p.name: p.read_text() for p in sorted(folder.glob("*.ffl"))}
-            case = json.loads((folder / "cases.json").read_text())[-1]
-            run = await run_ffl(client, sources, case["workflow"], case.get("inputs") or {},
-                                handlers=_register(folder), tmp_path=Path(tmp) / folder.name, timeout=60)
+        for folder in suite.valid_folders():
+            sources = dict(suite.sources(folder))
+            case = suite.cases_of(folder)[-1]
+            run = await run_ffl(client, sources, case.workflow, case.inputs,
+                                handlers=suite.handlers(folder), tmp_path=Path(tmp) / folder.name, timeout=60)
             runs.append((folder.name, run))
             if folder.name == "dataflow":
-                mirrored = await run_ffl(client, sources, case["workflow"], case.get("inputs") or {},
-                                         handlers=_register(folder), tmp_path=Path(tmp) / "mirrored",
+                mirrored = await run_ffl(client, sources, case.workflow, case.inputs,
+                                         handlers=suite.handlers(folder), tmp_path=Path(tmp) / "mirrored",
                                          timeout=60, mirror=_Sink(),
                                          config=RuntimeConfig(retry=FAST_RETRY, mirror=True))
                 runs.append(("dataflow-mirrored", mirrored))
