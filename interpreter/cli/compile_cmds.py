@@ -1,9 +1,11 @@
 """``ffl check``, ``ffl compile`` and ``ffl graph``: the compile side of the command line.
 
-Convention: diagnostics go to standard output, one per line as
+Convention: errors go to standard output, one per line as
 ``file:line:col: message``, and the exit status is 1 when there are any; a
-one-line summary goes to standard error. Results (JSON, drawings) go to
-standard output or to ``-o FILE``.
+one-line summary goes to standard error. Warnings go to standard error as
+``file:line:col: warning: message`` and never fail a command unless
+``--strict`` makes them errors. Results (JSON, drawings) go to standard
+output or to ``-o FILE``; they never depend on whether warnings were shown.
 """
 
 from __future__ import annotations
@@ -12,20 +14,43 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..compiler import CompileError, Diagnostic, check_files, compile_files
+from ..compiler import CompileError, Diagnostic, compile_files_result
 from ..compiler.graph import GraphError, render
 from ..compiler.sources import expand
+from ..program.model import Program
 from ..program.serialize import program_to_json
 
-_DIAGNOSTICS = "Diagnostics are printed to stdout as 'file:line:col: message' (exit status 1)."
+_DIAGNOSTICS = ("Errors are printed to stdout as 'file:line:col: message' (exit status 1); warnings to stderr "
+                "as 'file:line:col: warning: message' (exit status 0 unless --strict).")  # fmt: skip
 
 
-def _report(diagnostics: list[Diagnostic]) -> int:
+def _plural(count: int, word: str) -> str:
+    return f"{count} {word}{'s' if count != 1 else ''}"
+
+
+def print_warnings(warnings: list[Diagnostic]) -> None:
+    """Warnings to stderr, one per line (``file:line:col: warning: message``)."""
+    for warning in warnings:
+        print(warning, file=sys.stderr)
+
+
+def _report(diagnostics: list[Diagnostic], warnings: list[Diagnostic] = ()) -> int:
+    print_warnings(list(warnings))
     for diagnostic in diagnostics:
         print(diagnostic)
-    count = len(diagnostics)
-    print(f"error: {count} problem{'s' if count != 1 else ''} found", file=sys.stderr)
+    print(f"error: {_plural(len(diagnostics), 'problem')} found", file=sys.stderr)
     return 1
+
+
+def _program(args: argparse.Namespace) -> tuple[Program | None, int]:
+    """Compile ``args.files``, printing warnings and errors; (program, 0) or (None, exit status)."""
+    result = compile_files_result(args.files)
+    try:
+        program = result.program_or_raise(strict=getattr(args, "strict", False))
+    except CompileError as exc:
+        return None, _report(exc.diagnostics, exc.warnings)
+    print_warnings(result.warnings)
+    return program, 0
 
 
 def _write(text: str, output: str | None) -> int:
@@ -41,30 +66,25 @@ def _write(text: str, output: str | None) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    diagnostics = check_files(args.files)
-    if diagnostics:
-        return _report(diagnostics)
-    program = compile_files(args.files)
+    program, status = _program(args)
+    if program is None:
+        return status
     files, _ = expand(args.files)
-    workflows = len(program.workflows)
-    print(f"ok: {len(files)} file{'s' if len(files) != 1 else ''}, "
-          f"{workflows} workflow{'s' if workflows != 1 else ''}")
+    print(f"ok: {_plural(len(files), 'file')}, {_plural(len(program.workflows), 'workflow')}")
     return 0
 
 
 def _compile(args: argparse.Namespace) -> int:
-    try:
-        program = compile_files(args.files)
-    except CompileError as exc:
-        return _report(exc.diagnostics)
+    program, status = _program(args)
+    if program is None:
+        return status
     return _write(program_to_json(program) + "\n", args.output)
 
 
 def _graph(args: argparse.Namespace) -> int:
-    try:
-        program = compile_files(args.files)
-    except CompileError as exc:
-        return _report(exc.diagnostics)
+    program, status = _program(args)
+    if program is None:
+        return status
     name = args.workflow
     if name is None:
         if len(program.workflows) != 1:
@@ -85,6 +105,7 @@ def register(subparsers) -> None:
         "check", help="validate FFL files", description=f"Validate FFL files and directories. {_DIAGNOSTICS}"
     )
     check.add_argument("files", nargs="+", metavar="FILE", help="FFL files or directories of *.ffl")
+    check.add_argument("--strict", action="store_true", help="treat warnings as errors")
     check.set_defaults(func=_check)
 
     comp = subparsers.add_parser(
@@ -94,6 +115,7 @@ def register(subparsers) -> None:
     )
     comp.add_argument("files", nargs="+", metavar="FILE", help="FFL files or directories of *.ffl")
     comp.add_argument("-o", "--output", metavar="PATH", help="write the JSON here instead of stdout")
+    comp.add_argument("--strict", action="store_true", help="treat warnings as errors")
     comp.set_defaults(func=_compile)
 
     graph = subparsers.add_parser(

@@ -26,7 +26,7 @@ from typing import Any
 
 from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handlers
 from ..activities.program_store import LocalProgramStore, trim_program
-from ..compiler import CompileError, compile_files
+from ..compiler import CompileError, compile_files_result
 from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE, MEMO_PROGRAM_HASH, STEPS_QUERY
 from ..program.model import Program
@@ -41,9 +41,12 @@ def _err(message: str) -> None:
 
 
 def _compile(files: list[str]) -> Program | None:
-    """The program, or None after printing every diagnostic to stderr."""
+    """The program (after printing its warnings), or None after printing every diagnostic; all to stderr."""
+    result = compile_files_result(files)
+    for warning in result.warnings:
+        _err(str(warning))
     try:
-        return compile_files(files)
+        return result.program_or_raise()
     except CompileError as exc:
         for diagnostic in exc.diagnostics:
             _err(str(diagnostic))

@@ -1,13 +1,16 @@
 """The compile pipeline: parse every source, merge, resolve, validate, build the Program.
 
 Sources are processed in path order so the same set of files gives the same
-program (and content hash) whatever order they were passed in.
+program (and content hash) whatever order they were passed in. Warnings travel
+beside the program (in a CompileResult), never inside it.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from ..program.model import FacetDecl, ImplicitDecl, Program, SchemaDecl, SourceFile
-from .diagnostics import CompileError, Diagnostic, FFLSyntaxError
+from .diagnostics import CompileError, Diagnostic, FFLSyntaxError, errors_of, warnings_of
 from .gcpause import collector_paused
 from .resolve import resolve
 from .sources import read_sources
@@ -56,33 +59,61 @@ def _finish(problems: list[Diagnostic]) -> list[Diagnostic]:
     return sorted(set(problems))
 
 
-def check_sources(sources: list[tuple[str, str]]) -> list[Diagnostic]:
-    """Every diagnostic of the program made of ``sources`` ((path, text) pairs), sorted."""
-    with collector_paused():
-        files, problems = parse_all(sources)
-        _, found = analyse(files)
-    return _finish(problems + found)
+@dataclass
+class CompileResult:
+    """A compile's outcome: the program (None when there are errors) and every diagnostic, sorted."""
+
+    program: Program | None
+    diagnostics: list[Diagnostic] = field(default_factory=list)
+
+    @property
+    def errors(self) -> list[Diagnostic]:
+        return errors_of(self.diagnostics)
+
+    @property
+    def warnings(self) -> list[Diagnostic]:
+        return warnings_of(self.diagnostics)
+
+    def program_or_raise(self, strict: bool = False) -> Program:
+        """The program; CompileError with the errors (and, when ``strict``, the warnings as errors)."""
+        errors = self.errors + ([w.as_error() for w in self.warnings] if strict else [])
+        if errors or self.program is None:
+            raise CompileError(errors, [] if strict else self.warnings)
+        return self.program
 
 
-def compile_sources(sources: list[tuple[str, str]]) -> Program:
-    """Compile (path, text) pairs into a Program; raise CompileError with every diagnostic."""
+def compile_result(sources: list[tuple[str, str]]) -> CompileResult:
+    """Compile (path, text) pairs; the program is set only when there are no errors."""
     with collector_paused():
         files, problems = parse_all(sources)
         program, found = analyse(files)
-    problems = _finish(problems + found)
+    diagnostics = _finish(problems + found)
+    return CompileResult(None if errors_of(diagnostics) else program, diagnostics)
+
+
+def compile_files_result(paths: list[str]) -> CompileResult:
+    """Like compile_result for files and directories; unreadable files are errors."""
+    sources, problems = read_sources(list(paths))
+    result = compile_result(sources)
     if problems:
-        raise CompileError(problems)
-    return program
+        return CompileResult(None, _finish(problems + result.diagnostics))
+    return result
+
+
+def check_sources(sources: list[tuple[str, str]]) -> list[Diagnostic]:
+    """Every diagnostic (errors and warnings) of the program made of ``sources``, sorted."""
+    return compile_result(sources).diagnostics
+
+
+def compile_sources(sources: list[tuple[str, str]]) -> Program:
+    """Compile (path, text) pairs into a Program; raise CompileError with every error."""
+    return compile_result(sources).program_or_raise()
 
 
 def check_files(paths: list[str]) -> list[Diagnostic]:
     """Like check_sources for files and directories; unreadable files are diagnostics."""
-    sources, problems = read_sources(list(paths))
-    return _finish(problems + check_sources(sources))
+    return compile_files_result(paths).diagnostics
 
 
 def compile_files(paths: list[str]) -> Program:
-    sources, problems = read_sources(list(paths))
-    if problems:
-        raise CompileError(_finish(problems + check_sources(sources)))
-    return compile_sources(sources)
+    return compile_files_result(paths).program_or_raise()

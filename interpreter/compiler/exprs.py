@@ -24,6 +24,7 @@ from ..program.model import (
     Unary,
 )
 from .fields import BOOLEAN, DOUBLE, JSON, LONG, STRING, Ty, schema_fields, step_fields
+from .loop_vars import bind_loop_vars
 from .scope import Reads, Scope
 from .symbols import SymbolTable
 
@@ -38,7 +39,7 @@ def _is_schema(t: Ty) -> bool:
     return t is not None and t[1] == 0 and t[0] not in BUILTIN_TYPES
 
 
-def _show(t: Ty) -> str:
+def show_type(t: Ty) -> str:
     assert t is not None
     return "[" * t[1] + t[0] + "]" * t[1]
 
@@ -64,6 +65,12 @@ class ExprChecker:
 
     def report(self, loc: Loc | None, message: str) -> None:
         self._report(loc or self.where, message)
+
+    def check_field(self, holder, name: str, scope: Scope, reads: Reads, at: Loc | None = None) -> Ty:
+        """Check the expression ``holder.<name>``, first rewriting bare foreach variables in it."""
+        expr = bind_loop_vars(getattr(holder, name), scope, lambda loc, message: self.report(loc or at, message))
+        setattr(holder, name, expr)
+        return self.check(expr, scope, reads, at)
 
     def check(self, expr, scope: Scope, reads: Reads, at: Loc | None = None) -> Ty:
         """Report every problem in ``expr``, record its reads, return its static type.
@@ -165,13 +172,13 @@ class ExprChecker:
         operand = self.check(expr.operand, scope, reads)
         if expr.op == "!":
             if operand is not None and operand not in (BOOLEAN, JSON):
-                self.report(expr.loc, f"operator '!' needs a Boolean operand, got {_show(operand)}")
+                self.report(expr.loc, f"operator '!' needs a Boolean operand, got {show_type(operand)}")
             return BOOLEAN
         if _is_schema(operand):
-            self.report(expr.loc, f"arithmetic '-' on schema value of type '{_show(operand)}'")
+            self.report(expr.loc, f"arithmetic '-' on schema value of type '{show_type(operand)}'")
             return None
         if _known(operand) and not _is_number(operand):
-            self.report(expr.loc, f"unary '-' needs a number, got {_show(operand)}")
+            self.report(expr.loc, f"unary '-' needs a number, got {show_type(operand)}")
             return None
         return operand if _is_number(operand) else None
 
@@ -182,13 +189,13 @@ class ExprChecker:
         if op in ("&&", "||"):
             for side in (left, right):
                 if side is not None and side not in (BOOLEAN, JSON):
-                    self.report(expr.loc, f"operator '{op}' needs Boolean operands, got {_show(side)}")
+                    self.report(expr.loc, f"operator '{op}' needs Boolean operands, got {show_type(side)}")
             return BOOLEAN
         if op in _ORDERED:
             if BOOLEAN in (left, right):
                 self.report(expr.loc, f"ordered comparison '{op}' of Boolean values")
             elif _known(left) and _known(right) and not _orderable(left, right):
-                self.report(expr.loc, f"ordered comparison '{op}' of {_show(left)} and {_show(right)}: "
+                self.report(expr.loc, f"ordered comparison '{op}' of {show_type(left)} and {show_type(right)}: "
                                       "it needs two numbers or two strings")
             return BOOLEAN
         if op in ("==", "!="):
@@ -198,9 +205,9 @@ class ExprChecker:
         if op in _ARITHMETIC:
             schemas = [side for side in (left, right) if _is_schema(side)]
             for side in schemas:
-                self.report(expr.loc, f"arithmetic '{op}' on schema value of type '{_show(side)}'")
+                self.report(expr.loc, f"arithmetic '{op}' on schema value of type '{show_type(side)}'")
             if not schemas and _known(left) and _known(right) and not _arith_ok(op, left, right):
-                self.report(expr.loc, f"arithmetic '{op}' needs numbers, got {_show(left)} and {_show(right)}")
+                self.report(expr.loc, f"arithmetic '{op}' needs numbers, got {show_type(left)} and {show_type(right)}")
             return _arith_type(op, left, right)
         return None
 

@@ -8,9 +8,7 @@ parser serves every thread.
 
 from __future__ import annotations
 
-import json
 import math
-import re
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple
@@ -48,6 +46,7 @@ from ..program.model import (
     Use,
     Yield,
 )
+from .parse_prescan import string_value
 
 MAX_EXPRESSION_DEPTH = 64
 """Deepest expression tree accepted; deeper trees break serialisation and evaluation."""
@@ -106,21 +105,12 @@ def _body(children: list) -> tuple[list[Step], list[Yield]]:
     return [c for c in children if isinstance(c, Step)], [c for c in children if isinstance(c, Yield)]
 
 
-_QUOTE_ESCAPE = re.compile(r"\\[\\']")
-
-
 def _unescape(token: Token) -> str:
     """A string literal's value: JSON escapes, plus ``\\'`` for a single quote."""
-    text = _QUOTE_ESCAPE.sub(lambda m: "'" if m.group() == "\\'" else m.group(), token.value)
     try:
-        value = json.loads(text, strict=False)
-    except ValueError:
-        raise BuildError(token, "invalid escape in string (use \\\" \\\\ \\n \\t \\uXXXX ...)") from None
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise BuildError(token, "invalid \\u escape in string: unpaired surrogate") from None
-    return value
+        return string_value(token.value)
+    except ValueError as exc:
+        raise BuildError(token, str(exc)) from None
 
 
 class Builder(Transformer):

@@ -6,6 +6,9 @@ One linear scan over the source, before Lark sees it:
   may nest and hide in strings and ``#`` comments. Each body is cut out and
   replaced by one placeholder character (the SCRIPT_BODY terminal) followed by
   spaces, newlines kept, so every later offset, line and column is unchanged;
+- quoted script bodies that span lines (``script python "`` then lines of
+  Python, then ``"``, as the original runtime's programs write them) are cut
+  out the same way; a quoted script on one line stays a plain string token;
 - doc comments ``/** ... */`` are collected and keyed by the offset of the next
   token, where the declaration they document starts;
 - unterminated strings, comments and script bodies, and absurd nesting (which
@@ -14,6 +17,7 @@ One linear scan over the source, before Lark sees it:
 
 from __future__ import annotations
 
+import json
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -75,6 +79,8 @@ _PY_SHORT_STRING = {
     "'": re.compile(r"(?:[^'\\\n]|\\.)*(?:'|\n|$)", re.S),
     '"': re.compile(r'(?:[^"\\\n]|\\.)*(?:"|\n|$)', re.S),
 }
+_MULTILINE_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
+_QUOTE_ESCAPE = re.compile(r"\\[\\']")
 _DOC_LINE_PREFIX = re.compile(r"^\s*\*+ ?")
 _DECL_KEYWORDS = frozenset({"namespace", "uses", "use", "facet", "event", "workflow", "schema", "implicit"})
 
@@ -120,14 +126,20 @@ def prescan(text: str) -> Prescan:
             depth = max(0, depth - 1)
             braces -= m.group() == "}"
         elif kind == "word" and m.group() == "script" and (start == 0 or text[start - 1] != "."):
-            brace = _script_brace(text, pos)
-            if brace >= 0:
-                closing = _match_python_braces(text, brace)
-                result.scripts[brace] = _dedent_body(text[brace + 1 : closing])
-                pieces.append(text[copied:brace])
-                pieces.append(PLACEHOLDER)
-                pieces.append(re.sub(r"[^\n]", " ", text[brace + 1 : closing + 1]))
-                copied = pos = last_end = closing + 1
+            opening = _script_opening(text, pos)
+            if opening >= 0 and text[opening] == "{":
+                closing = _match_python_braces(text, opening)
+                code = _dedent_body(text[opening + 1 : closing])
+            elif opening >= 0 and _spans_lines(text, opening):
+                closing = _multiline_script_end(text, opening)
+                code = _dedent_body(_decode_at(text[opening : closing + 1], opening))
+            else:
+                continue
+            result.scripts[opening] = code
+            pieces.append(text[copied:opening])
+            pieces.append(PLACEHOLDER)
+            pieces.append(re.sub(r"[^\n]", " ", text[opening + 1 : closing + 1]))
+            copied = pos = last_end = closing + 1
     pieces.append(text[copied:])
     result.text = "".join(pieces)
     return result
@@ -150,13 +162,48 @@ def _skip_trivia(text: str, pos: int) -> int:
             return pos
 
 
-def _script_brace(text: str, pos: int) -> int:
-    """Offset of the ``{`` opening a script body after ``script`` ending at ``pos``, else -1."""
+def _script_opening(text: str, pos: int) -> int:
+    """Offset of the ``{`` or ``"`` opening a script body after ``script`` ending at ``pos``, else -1."""
     pos = _skip_trivia(text, pos)
     m = _TOKEN.match(text, pos)
     if m is not None and m.lastgroup == "word" and m.group() == "python":
         pos = _skip_trivia(text, m.end())
-    return pos if text.startswith("{", pos) else -1
+    return pos if text.startswith(("{", '"'), pos) else -1
+
+
+def _spans_lines(text: str, quote: int) -> bool:
+    """Whether the string opened at ``quote`` does not end on its own line."""
+    m = _TOKEN.match(text, quote)
+    return m is not None and m.lastgroup == "quote"
+
+
+def _multiline_script_end(text: str, quote: int) -> int:
+    """Offset of the ``"`` closing a quoted script body that spans lines."""
+    m = _MULTILINE_STRING.match(text, quote)
+    if m is None:
+        raise PrescanError(quote, "unterminated script string: no '\"' closes this '\"'")
+    return m.end() - 1
+
+
+def string_value(literal: str) -> str:
+    """The value of a quoted string literal: JSON escapes plus ``\\'``; ValueError says what is wrong."""
+    text = _QUOTE_ESCAPE.sub(lambda m: "'" if m.group() == "\\'" else m.group(), literal)
+    try:
+        value = json.loads(text, strict=False)
+    except ValueError:
+        raise ValueError("invalid escape in string (use \\\" \\\\ \\n \\t \\uXXXX ...)") from None
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError("invalid \\u escape in string: unpaired surrogate") from None
+    return value
+
+
+def _decode_at(literal: str, offset: int) -> str:
+    try:
+        return string_value(literal)
+    except ValueError as exc:
+        raise PrescanError(offset, str(exc)) from None
 
 
 def _match_python_braces(text: str, brace: int) -> int:

@@ -4,6 +4,11 @@ Sets ``Call.facet/kind/queue``, ``MixinCall.facet``, ``Yield.target``,
 ``FacetDecl.queue`` and schema ``TypeRef.name`` (qualified), reporting names
 that are unknown, ambiguous or of the wrong kind. Works in place on the
 symbol table's copies.
+
+Two constructs of the original runtime's programs resolve with a warning: a
+short name neither local nor visible through ``uses`` but declared in exactly
+one namespace, and a mixin naming a facet declared nowhere (dropped from the
+compiled program, so it contributes nothing).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ from ..program.model import (
     Yield,
 )
 from .diagnostics import Diagnostic
-from .symbols import Context, Lookup, SymbolTable
+from .symbols import Context, Declaration, Lookup, SymbolTable
 
 
 def queue_of(namespace: str) -> str:
@@ -32,6 +37,22 @@ def queue_of(namespace: str) -> str:
 
 def _describe(lookup: Lookup) -> str:
     return " and ".join(f"'{c}'" for c in lookup.candidates)
+
+
+def _callable(decl: Declaration) -> bool:
+    return isinstance(decl, (FacetDecl, SchemaDecl))
+
+
+def _is_facet(decl: Declaration) -> bool:
+    return isinstance(decl, FacetDecl)
+
+
+def _use_hint(qname: str, ctx: Context) -> str:
+    """How to make ``qname`` visible where ``ctx`` is: a use line, or (at top level) its qualified name."""
+    namespace = qname.rsplit(".", 1)[0]
+    if ctx.namespace:
+        return f"add 'use {namespace}' to namespace {ctx.namespace}"
+    return f"write its qualified name '{qname}'"
 
 
 class Resolver:
@@ -56,12 +77,25 @@ class Resolver:
     def _error(self, loc, message: str, ctx: Context) -> None:
         self.diagnostics.append(Diagnostic.at(loc, message, ctx.file))
 
+    def _warning(self, loc, message: str, ctx: Context) -> None:
+        self.diagnostics.append(Diagnostic.at(loc, message, ctx.file, severity="warning"))
+
+    def _lookup(self, name: str, loc, ctx: Context, what: str, accept) -> Lookup:
+        """Look ``name`` up; report a program-wide match (warning) or several of them (error)."""
+        found = self.table.lookup(name, ctx, accept)
+        if found.foreign and found.qname is not None:
+            self._warning(loc, f"{what} '{name}' is not visible here; using '{found.qname}', the only declaration "
+                               f"of that name ({_use_hint(found.qname, ctx)})", ctx)  # fmt: skip
+        elif found.foreign:
+            self._error(loc, f"unknown {what} '{name}' here: declared in several namespaces, as {_describe(found)} "
+                             "(add a 'use' line or write the qualified name)", ctx)  # fmt: skip
+        return found
+
     def _facet(self, decl: FacetDecl, ctx: Context) -> None:
         decl.queue = queue_of(decl.namespace)
         self._params(decl.params, ctx)
         self._params(decl.returns, ctx)
-        for mixin in decl.mixins:
-            self._mixin(mixin, ctx)
+        decl.mixins = [mixin for mixin in decl.mixins if self._mixin(mixin, ctx)]
         self._blocks(decl.blocks, ctx)
         if decl.catch is not None:
             self._block(decl.catch.block, ctx)
@@ -79,7 +113,9 @@ class Resolver:
 
     def _named(self, name: str, loc, ctx: Context, kind: type, what: str) -> str | None:
         """The qualified name ``name`` resolves to when it is a declaration of ``kind``; else report."""
-        found = self.table.lookup(name, ctx)
+        found = self._lookup(name, loc, ctx, what, lambda decl: isinstance(decl, kind))
+        if found.foreign and found.qname is None:
+            return None  # several candidates, reported by _lookup
         if found.ambiguous:
             self._error(loc, f"ambiguous {what} '{name}': visible as {_describe(found)}", ctx)
         elif found.qname is None or not isinstance(self.table.by_qname[found.qname].decl, kind):
@@ -88,9 +124,11 @@ class Resolver:
             return found.qname
         return None
 
-    def _facet_target(self, name: str, loc, ctx: Context, what: str) -> str | None:
+    def _facet_target(self, name: str, loc, ctx: Context, what: str, accept=_callable) -> str | None:
         """Look up a callable name; report and return None unless it names a facet or schema."""
-        found = self.table.lookup(name, ctx)
+        found = self._lookup(name, loc, ctx, what, accept)
+        if found.foreign and found.qname is None:
+            return None  # several candidates, reported by _lookup
         if found.ambiguous:
             self._error(loc, f"ambiguous {what} '{name}': visible as {_describe(found)}", ctx)
             return None
@@ -113,17 +151,26 @@ class Resolver:
                 call.kind = target.kind
                 if target.kind == "event":
                     call.queue = queue_of(target.namespace)
-        for mixin in call.mixins:
-            self._mixin(mixin, ctx)
+        call.mixins = [mixin for mixin in call.mixins if self._mixin(mixin, ctx)]
 
-    def _mixin(self, mixin: MixinCall, ctx: Context) -> None:
-        qname = self._facet_target(mixin.name, mixin.loc, ctx, "mixin facet")
+    def _mixin(self, mixin: MixinCall, ctx: Context) -> bool:
+        """Resolve a mixin; False when it names a facet declared nowhere (it is then dropped)."""
+        if self._declared_nowhere(mixin.name):
+            self._warning(mixin.loc, f"mixin '{mixin.name}' names a facet declared nowhere in the program: it "
+                                     "contributes nothing (declare the facet to pass its arguments)", ctx)  # fmt: skip
+            return False
+        qname = self._facet_target(mixin.name, mixin.loc, ctx, "mixin facet", _is_facet)
         if qname is None:
-            return
+            return True
         if isinstance(self.table.by_qname[qname].decl, SchemaDecl):
             self._error(mixin.loc, f"mixin '{mixin.name}' is a schema, not a facet", ctx)
-            return
+            return True
         mixin.facet = qname
+        return True
+
+    def _declared_nowhere(self, name: str) -> bool:
+        """A short name that no declaration of any kind has (a wrong qualified name stays an error)."""
+        return "." not in name and name not in self.table.by_short
 
     def _blocks(self, blocks: list[Block], ctx: Context) -> None:
         for block in blocks:

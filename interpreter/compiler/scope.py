@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from ..program.model import Step
+from ..program.model import Loc, Step
 from .fields import Ty
 
 
@@ -47,7 +47,8 @@ class Scope:
     ``layers``: step tables of enclosing blocks, innermost last;
     ``current``: the step whose call is being checked (may not read itself);
     ``params``: ``$.`` names with types, None when a pre-script makes them unknowable;
-    ``yield_targets``: the declaration, its signature mixins and enclosing steps' facets.
+    ``yield_targets``: the declaration, its signature mixins and enclosing steps' facets;
+    ``loop_vars``: variables of enclosing foreach blocks (readable by bare name) → their foreach.
     """
 
     layers: tuple[Layer, ...] = ()
@@ -55,6 +56,7 @@ class Scope:
     params: dict[str, Ty] | None = None
     decl_qname: str = ""
     yield_targets: tuple[str, ...] = ()
+    loop_vars: dict[str, Loc | None] = field(default_factory=dict)
 
     def lookup(self, name: str) -> Visible | None:
         """The visible step called ``name`` (innermost first), if any."""
@@ -62,6 +64,14 @@ class Scope:
             found = layer.steps.get(name)
             if found is not None and found[0] < layer.upto:
                 return found[1]
+        return None
+
+    def find_any(self, name: str) -> Step | None:
+        """A step called ``name`` in an enclosing block, visible or not (defined later, or the current one)."""
+        for layer in reversed(self.layers):
+            found = layer.steps.get(name)
+            if found is not None:
+                return found[1].step
         return None
 
     def is_later(self, name: str) -> bool:
@@ -75,6 +85,9 @@ class Scope:
         if self.params is None:
             return self
         return replace(self, params={**self.params, name: t})
+
+    def with_loop_var(self, name: str, loc: Loc | None) -> Scope:
+        return replace(self, loop_vars={**self.loop_vars, name: loc})
 
     def evolve(self, **changes) -> Scope:
         return replace(self, **changes)

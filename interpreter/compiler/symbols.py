@@ -2,11 +2,13 @@
 
 Namespaces may repeat across files, so declarations are merged here before any
 name is resolved; lookups follow the contract's visibility rules (qualified
-name, then the declaration's own namespace, then its ``uses``).
+name, then the declaration's own namespace, then its ``uses``), and last the
+whole program by short name (reported as a warning by the resolver).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from ..program.model import FacetDecl, ImplicitDecl, NamespaceDecl, SchemaDecl, SourceFile, Use
@@ -32,10 +34,15 @@ class Entry:
 
 @dataclass(frozen=True)
 class Lookup:
-    """Outcome of a name lookup: ``qname`` when found, ``candidates`` when ambiguous."""
+    """Outcome of a name lookup: ``qname`` when found, ``candidates`` when ambiguous.
+
+    ``foreign`` marks an outcome of the program-wide search by short name: the
+    name is neither local nor visible through ``uses``.
+    """
 
     qname: str | None
     candidates: tuple[str, ...] = ()
+    foreign: bool = False
 
     @property
     def ambiguous(self) -> bool:
@@ -46,6 +53,7 @@ class Lookup:
 class SymbolTable:
     entries: list[Entry] = field(default_factory=list)
     by_qname: dict[str, Entry] = field(default_factory=dict)
+    by_short: dict[str, list[str]] = field(default_factory=dict)
     namespaces: set[str] = field(default_factory=set)
     uses: list[tuple[Use, Context]] = field(default_factory=list)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -87,12 +95,26 @@ class SymbolTable:
         entry = Entry(decl, ctx)
         self.entries.append(entry)
         self.by_qname[qname] = entry
+        self.by_short.setdefault(decl.name, []).append(qname)
 
     def namespace_exists(self, name: str) -> bool:
         prefix = name + "."
         return name in self.namespaces or any(ns.startswith(prefix) for ns in self.namespaces)
 
-    def lookup(self, name: str, ctx: Context) -> Lookup:
+    def lookup(self, name: str, ctx: Context, accept: Callable[[Declaration], bool] | None = None) -> Lookup:
+        """Resolve a name as written in ``ctx``, else search the program for its short name.
+
+        ``accept`` limits that last search to declarations of the wanted kind.
+        """
+        found = self.visible(name, ctx)
+        if found.qname is not None or found.ambiguous or "." in name:
+            return found
+        matches = tuple(q for q in self.by_short.get(name, ()) if accept is None or accept(self.by_qname[q].decl))
+        if len(matches) == 1:
+            return Lookup(matches[0], foreign=True)
+        return Lookup(None, tuple(sorted(matches)), foreign=bool(matches))
+
+    def visible(self, name: str, ctx: Context) -> Lookup:
         """Resolve a name as written in ``ctx``; a short name seen through two routes is ambiguous."""
         if "." in name:
             if name in self.by_qname:

@@ -10,8 +10,8 @@ from __future__ import annotations
 from ..program.model import Block, FacetDecl, ImplicitDecl, Loc, Step
 from .calls import call_problems, yield_problems
 from .diagnostics import Diagnostic
-from .exprs import ExprChecker
-from .fields import STRING
+from .exprs import ExprChecker, show_type
+from .fields import BOOLEAN, JSON, STRING
 from .scope import Layer, Reads, Scope
 from .symbols import SymbolTable
 
@@ -64,9 +64,9 @@ class BodyChecker:
         elif block.kind == "foreach":
             reads = Reads()
             if block.items is not None:
-                self.exprs.check(block.items, scope, reads, block.loc)
+                self.exprs.check_field(block, "items", scope, reads, block.loc)
             block.items_refs, block.items_params = reads.refs, reads.params
-            self.steps(block, scope.with_param(block.var or ""), bid)
+            self.steps(block, scope.with_param(block.var or "").with_loop_var(block.var or "", block.loc), bid)
         elif block.kind == "when":
             self.cases(block, scope, bid, fallback)
         elif block.kind == "script":
@@ -90,7 +90,10 @@ class BodyChecker:
         for index, case in enumerate(block.cases):
             reads = Reads()
             if case.condition is not None:
-                self.exprs.check(case.condition, scope, reads, case.loc)
+                found = self.exprs.check_field(case, "condition", scope, reads, case.loc)
+                if found is not None and found not in (BOOLEAN, JSON):
+                    self.report(case.condition.loc or case.loc,
+                                f"when case condition must be Boolean, got {show_type(found)}")
             case.refs, case.params = reads.refs, reads.params
             self.block(case.body, scope, f"{bid}/c{index}")
 
@@ -120,7 +123,7 @@ class BodyChecker:
         for item in block.yields:
             reads = Reads()
             for arg in item.args:
-                self.exprs.check(arg.value, after, reads, arg.loc or item.loc)
+                self.exprs.check_field(arg, "value", after, reads, arg.loc or item.loc)
             item.refs, item.params = reads.refs, reads.params
             if item.target is None:
                 continue
@@ -137,10 +140,10 @@ class BodyChecker:
     def step(self, step: Step, scope: Scope) -> None:
         reads = Reads()
         for arg in step.call.args:
-            self.exprs.check(arg.value, scope, reads, arg.loc or step.call.loc)
+            self.exprs.check_field(arg, "value", scope, reads, arg.loc or step.call.loc)
         for mixin in step.call.mixins:
             for arg in mixin.args:
-                self.exprs.check(arg.value, scope, reads, arg.loc or mixin.loc)
+                self.exprs.check_field(arg, "value", scope, reads, arg.loc or mixin.loc)
         step.refs, step.params = reads.refs, reads.params
         for loc, message in call_problems(self.table, step.call):
             self.report(loc or step.loc, message)

@@ -93,6 +93,8 @@ class DeclChecker:
     def prompt(self, decl: FacetDecl, file: str) -> None:
         prompt = decl.prompt
         assert prompt is not None
+        if prompt.template is None:
+            self.report(prompt.loc or decl.loc, f"prompt block of '{decl.qname}' needs a 'template'", file)
         known = {p.name for p in decl.params}
         for key in ("system", "template"):
             for name in placeholders(getattr(prompt, key) or ""):

@@ -121,3 +121,49 @@ def test_compile_to_unwritable_path_is_an_error_not_a_traceback(files):
     done = ffl("compile", str(files["good"]), "-o", str(files["dir"] / "no" / "such" / "dir.json"))
     assert done.returncode == 1
     assert "cannot write" in done.stderr and "Traceback" not in done.stderr
+
+
+WARNED = """namespace tasks {
+    event facet Fetch(url: String) => (body: String)
+}
+namespace flows {
+    workflow Get(url: String) => (body: String) andThen {
+        f = Fetch(url = $.url) with Timeout(minutes = 120)
+        yield Get(body = f.body)
+    }
+}
+"""
+
+
+def test_check_prints_warnings_to_stderr_and_exits_0(tmp_path):
+    path = tmp_path / "warned.ffl"
+    path.write_text(WARNED)
+    done = ffl("check", str(path))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert done.stdout.strip() == "ok: 1 file, 1 workflow"
+    warnings = [line for line in done.stderr.splitlines() if ": warning: " in line]
+    assert warnings == [
+        f"{path}:6:13: warning: facet 'Fetch' is not visible here; using 'tasks.Fetch', the only declaration of "
+        "that name (add 'use tasks' to namespace flows)",
+        f"{path}:6:37: warning: mixin 'Timeout' names a facet declared nowhere in the program: it contributes "
+        "nothing (declare the facet to pass its arguments)",
+    ]
+
+
+def test_strict_turns_warnings_into_errors(tmp_path):
+    path = tmp_path / "warned.ffl"
+    path.write_text(WARNED)
+    done = ffl("check", "--strict", str(path))
+    assert done.returncode == 1
+    assert [line.split(": ", 1)[0] for line in done.stdout.splitlines()] == [f"{path}:6:13", f"{path}:6:37"]
+    assert "warning:" not in done.stdout and "2 problems" in done.stderr
+    assert ffl("compile", "--strict", str(path)).returncode == 1
+
+
+def test_compile_prints_warnings_and_the_same_program(tmp_path):
+    path = tmp_path / "warned.ffl"
+    path.write_text(WARNED)
+    done = ffl("compile", str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == program_to_json(compile_files([str(path)]))
+    assert done.stderr.count(": warning: ") == 2
