@@ -1,44 +1,69 @@
 """Handler registry: which Python function answers which event facet.
 
-Two registration conventions, both plain functions ``f(payload: dict) -> dict``
-(or ``async def``):
+Handlers are plain functions ``f(payload: dict) -> dict`` (or ``async def``).
+A module registers them in any of the ways the original FFL runtime's
+packages do, so those packages load unchanged:
 
 - the ``@handler("ns.Facet")`` decorator, recorded per defining module, so
   :func:`load_handlers` can pick a module's handlers up even when the module
   was imported earlier;
-- a module-level ``register_handlers(registry)`` calling
-  ``registry.register("ns.Facet", f)`` (the original runtime's convention).
+- an entry point called with the registry — ``register_handlers``,
+  ``register_all_registry_handlers`` or ``register_all_handlers`` (the first
+  one the module has), else every ``register_<area>_handlers`` it exports —
+  which calls either ``registry.register("ns.Facet", fn)`` (poller style) or
+  ``registry.register_handler(facet_name=..., module_uri=..., entrypoint=...)``
+  (registry-runner style: the function is named, imported here at load).
 
 A spec for :func:`load_handlers` is an importable module/package name, a
-``.py`` file, or a directory of ``.py`` files.
+``.py`` file, a package directory or a directory of ``.py`` files (see
+handler_imports).
 """
 
 from __future__ import annotations
 
-import hashlib
-import importlib
-import importlib.util
 import inspect
-import os
-import sys
+import re
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import Path
+from dataclasses import dataclass, field
 from types import ModuleType
 from typing import Any
+
+from .handler_imports import HandlerLoadError, import_module_uri, import_spec
 
 Handler = Callable[[dict], Any]
 """``f(payload) -> dict`` or an ``async def`` returning a dict."""
 
 DEFAULT_QUEUE = "default"
+ENTRY_POINTS = ("register_handlers", "register_all_registry_handlers", "register_all_handlers")
+"""Module functions called with the registry, in order of preference (the first one found is called)."""
+_AREA_ENTRY_POINT = re.compile(r"register_\w+_handlers")
+
+__all__ = ["HandlerLoadError", "HandlerRegistry", "NonRetryableError", "Registration", "handler", "load_handlers",
+           "queue_for"]  # fmt: skip
 
 
 class NonRetryableError(Exception):
     """Raise (or subclass) in a handler to fail the step without further retries."""
 
 
-class HandlerLoadError(RuntimeError):
-    """A handler spec could not be found or imported."""
+@dataclass(frozen=True)
+class Registration:
+    """One facet's handler and what its registration said about it.
 
+    ``timeout_ms`` (registry-runner style) becomes the facet's start-to-close
+    timeout unless a worker's ``facet_retry`` configuration sets one;
+    ``metadata`` reaches the handler as ``payload["_handler_metadata"]``.
+    """
+
+    facet: str
+    fn: Handler
+    module_uri: str | None = None
+    entrypoint: str | None = None
+    version: str | None = None
+    checksum: str | None = None
+    timeout_ms: int | None = None
+    requirements: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
 
 def queue_for(facet: str, overrides: Mapping[str, str] | None = None) -> str:
     """Task queue of a facet: an override (facet name, then longest namespace prefix) or its first segment."""
@@ -55,37 +80,93 @@ def queue_for(facet: str, overrides: Mapping[str, str] | None = None) -> str:
 
 
 class HandlerRegistry:
-    """Facet qualified name → handler. Registering one name twice keeps the last, like a dict."""
+    """Facet qualified name → Registration. Registering one name twice keeps the last, like a dict.
+
+    It is the object handed to a package's entry point, so it offers both the
+    original runtime's poller method ``register`` and its registry-runner
+    method ``register_handler``.
+    """
 
     def __init__(self) -> None:
-        self._handlers: dict[str, Handler] = {}
+        self._registrations: dict[str, Registration] = {}
 
     def register(self, name: str, fn: Handler) -> Handler:
         if not isinstance(name, str) or not name:
             raise ValueError(f"handler name must be a non-empty string, got {name!r}")
         if not callable(fn):
             raise TypeError(f"handler for {name} is not callable: {fn!r}")
-        self._handlers[name] = fn
+        self._registrations[name] = Registration(name, fn)
         return fn
 
+    def register_handler(
+        self,
+        facet_name: str,
+        module_uri: str,
+        entrypoint: str = "handle",
+        version: str | None = None,
+        checksum: str | None = None,
+        timeout_ms: int | None = None,
+        requirements: Iterable[str] | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Register the function ``entrypoint`` of ``module_uri`` (a module path or ``file://`` path).
+
+        The module is imported now, so a wrong name fails the worker at start
+        with a message naming the facet, module and entrypoint.
+        """
+        if not isinstance(facet_name, str) or not facet_name:
+            raise ValueError(f"facet_name must be a non-empty string, got {facet_name!r}")
+        fn = _entrypoint(facet_name, module_uri, entrypoint)
+        if timeout_ms is not None and (isinstance(timeout_ms, bool) or not isinstance(timeout_ms, (int, float))
+                                       or timeout_ms < 0):
+            raise ValueError(f"timeout_ms of {facet_name} must be a number of milliseconds, got {timeout_ms!r}")
+        self._registrations[facet_name] = Registration(
+            facet_name, fn, module_uri=module_uri, entrypoint=entrypoint, version=version, checksum=checksum,
+            timeout_ms=int(timeout_ms) if timeout_ms else None, requirements=tuple(requirements or ()),
+            metadata=dict(metadata or {}),
+        )  # fmt: skip
+
     def lookup(self, name: str) -> Handler | None:
-        return self._handlers.get(name)
+        found = self._registrations.get(name)
+        return found.fn if found is not None else None
+
+    def registration(self, name: str) -> Registration | None:
+        return self._registrations.get(name)
+
+    def timeouts(self) -> dict[str, float]:
+        """Facet → start-to-close seconds its registration asked for (``timeout_ms``), sorted by facet."""
+        return {n: r.timeout_ms / 1000 for n, r in sorted(self._registrations.items()) if r.timeout_ms}
 
     def names(self, queue: str | None = None, overrides: Mapping[str, str] | None = None) -> list[str]:
         """Registered facet names, sorted; only those on ``queue`` when given."""
-        return sorted(n for n in self._handlers if queue is None or queue_for(n, overrides) == queue)
+        return sorted(n for n in self._registrations if queue is None or queue_for(n, overrides) == queue)
 
     def queues(self, overrides: Mapping[str, str] | None = None) -> list[str]:
-        return sorted({queue_for(n, overrides) for n in self._handlers})
+        return sorted({queue_for(n, overrides) for n in self._registrations})
 
     def update(self, other: HandlerRegistry) -> None:
-        self._handlers.update(other._handlers)
+        self._registrations.update(other._registrations)
 
     def __contains__(self, name: object) -> bool:
-        return name in self._handlers
+        return name in self._registrations
 
     def __len__(self) -> int:
-        return len(self._handlers)
+        return len(self._registrations)
+
+
+def _entrypoint(facet: str, module_uri: str, entrypoint: str) -> Handler:
+    """The function a registry-runner registration names; a clear error when it is not there."""
+    where = f"handler of {facet}: module_uri {module_uri!r}, entrypoint {entrypoint!r}"
+    try:
+        module = import_module_uri(module_uri)
+    except HandlerLoadError as exc:
+        raise HandlerLoadError(f"{where}: {exc}") from exc
+    fn = getattr(module, entrypoint, None)
+    if fn is None:
+        raise HandlerLoadError(f"{where}: the module has no attribute {entrypoint!r}")
+    if not callable(fn):
+        raise HandlerLoadError(f"{where}: {entrypoint!r} is not callable ({type(fn).__name__})")
+    return fn
 
 
 # Decorated handlers by defining module name: filled at import, read by load_handlers.
@@ -107,66 +188,40 @@ def is_async_handler(fn: Handler) -> bool:
     return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(type(fn).__call__)
 
 
+def entry_points(module: ModuleType) -> list[Callable]:
+    """The registration functions of ``module``: the first of ENTRY_POINTS, else its area functions."""
+    for name in ENTRY_POINTS:
+        hook = getattr(module, name, None)
+        if callable(hook):
+            return [hook]
+    found: list[Callable] = []
+    for name in sorted(vars(module)):
+        hook = getattr(module, name)
+        if _AREA_ENTRY_POINT.fullmatch(name) and callable(hook) and hook not in found:
+            found.append(hook)
+    return found
+
+
 def register_module(module: ModuleType, registry: HandlerRegistry) -> int:
-    """Register a module's decorated handlers, then call its ``register_handlers``; returns how many were added."""
+    """Register a module's decorated handlers, then call its entry points; returns how many were added."""
     before = set(registry.names())
     name = module.__name__
     for mod_name, entries in list(_DECORATED.items()):
         if mod_name == name or (_is_package(module) and mod_name.startswith(name + ".")):
             for facet, fn in entries:
                 registry.register(facet, fn)
-    hook = getattr(module, "register_handlers", None)
-    if callable(hook):
-        hook(registry)
+    for hook in entry_points(module):
+        try:
+            hook(registry)
+        except HandlerLoadError:
+            raise
+        except Exception as exc:
+            raise HandlerLoadError(f"{name}.{hook.__name__}(registry) failed: {type(exc).__name__}: {exc}") from exc
     return len(set(registry.names()) - before)
 
 
 def _is_package(module: ModuleType) -> bool:
     return hasattr(module, "__path__")
-
-
-def _import_file(path: Path) -> ModuleType:
-    """Import a .py file under a name unique to its path, so two ``handlers.py`` never clash."""
-    path = path.resolve()
-    digest = hashlib.sha1(str(path).encode()).hexdigest()[:10]
-    mod_name = f"ffl_handlers_{path.stem}_{digest}"
-    if mod_name in sys.modules:
-        return sys.modules[mod_name]
-    spec = importlib.util.spec_from_file_location(mod_name, path)
-    if spec is None or spec.loader is None:
-        raise HandlerLoadError(f"cannot import handlers from {path}")
-    module = importlib.util.module_from_spec(spec)
-    # The file's folder goes on sys.path so it can import its sibling modules.
-    folder = str(path.parent)
-    if folder not in sys.path:
-        sys.path.append(folder)
-    sys.modules[mod_name] = module
-    try:
-        spec.loader.exec_module(module)
-    except BaseException as exc:
-        sys.modules.pop(mod_name, None)
-        raise HandlerLoadError(f"importing handlers {path} failed: {type(exc).__name__}: {exc}") from exc
-    return module
-
-
-def _modules_for(spec: str) -> list[ModuleType]:
-    path = Path(spec)
-    if path.is_dir():
-        files = sorted(p for p in path.glob("*.py") if not p.name.startswith("_"))
-        if not files:
-            raise HandlerLoadError(f"no .py files in handler directory {spec}")
-        return [_import_file(p) for p in files]
-    if path.is_file():
-        return [_import_file(path)]
-    if spec.endswith(".py") or "/" in spec or "\\" in spec:
-        raise HandlerLoadError(f"handler file or directory not found: {spec}")
-    # Like ``python -m``, a module name resolves against the working directory too.
-    if os.getcwd() not in sys.path and "" not in sys.path:
-        sys.path.append(os.getcwd())
-    try:
-        return [importlib.import_module(spec)]
-    except ImportError as exc:
-        raise HandlerLoadError(f"cannot import handler module {spec!r}: {exc}") from exc
 
 
 def load_handlers(specs: str | Iterable[str], registry: HandlerRegistry | None = None) -> HandlerRegistry:
@@ -177,7 +232,7 @@ def load_handlers(specs: str | Iterable[str], registry: HandlerRegistry | None =
     """
     registry = registry if registry is not None else HandlerRegistry()
     for spec in [specs] if isinstance(specs, str) else list(specs):
-        modules = _modules_for(spec)
+        modules = import_spec(spec)
         added = sum(register_module(m, registry) for m in modules)
         if added == 0 and not any(_module_declares(m) for m in modules):
             raise HandlerLoadError(
@@ -188,6 +243,6 @@ def load_handlers(specs: str | Iterable[str], registry: HandlerRegistry | None =
 
 def _module_declares(module: ModuleType) -> bool:
     """Whether the module has any handler (possibly re-registering names already present)."""
-    return callable(getattr(module, "register_handlers", None)) or any(
+    return bool(entry_points(module)) or any(
         m == module.__name__ or m.startswith(module.__name__ + ".") for m in _DECORATED
     )
