@@ -1,10 +1,17 @@
 """One dynamic Temporal activity per queue that runs the handler named by the activity type.
 
 The activity type is the event facet's qualified name, its single argument the
-step's arguments, its result the returns dict. Sync handlers run in a thread
-pool (so a slow handler never blocks the worker's event loop); async handlers
-run on the loop. Errors become ``ApplicationError`` whose type is the handler
-exception's class name, so retry policies can name it.
+step's arguments (plus the extras of payload.py), its result the returns dict.
+Sync handlers run in a thread pool (so a slow handler never blocks the
+worker's event loop); async handlers run on the loop. Errors become
+``ApplicationError`` whose type is the handler exception's class name, so
+retry policies can name it.
+
+A registration's ``timeout_ms`` is enforced here too (``timeouts``), so it
+holds even when the interpreter worker that sets the activity's start-to-close
+timeout never saw the registration; an attempt past it fails as
+``HandlerTimeout`` and is retried like any failure. A sync handler's thread
+cannot be stopped: its late result is dropped.
 """
 
 from __future__ import annotations
@@ -23,44 +30,10 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, CancelledError
 
 from .handlers import HandlerRegistry, NonRetryableError, is_async_handler
-from .listeners import LogEvent, TaskEvent, TaskListener, notify_log, notify_task
+from .listeners import TaskEvent, TaskListener, notify_task
+from .payload import HandlerPayload, TaskIdentity, build_extras
 
-EXTRA_KEYS = ("_step_log", "_task_heartbeat", "_retry_count", "_is_retry")
-
-
-class HandlerPayload(dict):
-    """The step's arguments, plus runtime extras reachable by key but never iterated.
-
-    ``payload["_step_log"]``, ``payload.get("_retry_count")`` and ``"_is_retry" in
-    payload`` work, while ``dict(payload)``, ``json.dumps(payload)`` or iterating
-    it see only the arguments, so a handler that echoes its payload returns
-    clean, serialisable data.
-    """
-
-    def __init__(self, args: Mapping[str, Any], extras: Mapping[str, Any]) -> None:
-        super().__init__(args)
-        self._extras = dict(extras)
-
-    def __missing__(self, key: str) -> Any:
-        if key in self._extras:
-            return self._extras[key]
-        raise KeyError(key)
-
-    def get(self, key: str, default: Any = None) -> Any:
-        if dict.__contains__(self, key):
-            return dict.__getitem__(self, key)
-        return self._extras.get(key, default)
-
-    def __contains__(self, key: object) -> bool:
-        return dict.__contains__(self, key) or key in self._extras
-
-
-def _level(level: str | int) -> int:
-    if isinstance(level, int):
-        return level
-    value = logging.getLevelName(str(level).upper())
-    return value if isinstance(value, int) else logging.INFO
-
+log = logging.getLogger(__name__)
 
 def _error(facet: str, exc: BaseException) -> ApplicationError:
     """The application error a failed handler becomes: type = class name, message names the facet."""
@@ -83,13 +56,17 @@ def build_handler_activity(
     queue: str,
     listeners: Sequence[TaskListener] = (),
     executor: Executor | None = None,
+    timeouts: Mapping[str, float] | None = None,
 ) -> Callable:
     """The dynamic activity serving ``registry``'s handlers on ``queue``.
 
-    ``executor`` runs sync handlers (default: a pool of 64 threads made on first use).
+    ``executor`` runs sync handlers (default: a pool of 64 threads made on first use);
+    ``timeouts`` (facet → seconds) limits each attempt, by default as the registrations say.
     """
     listeners = tuple(listeners)
+    limits = dict(registry.timeouts() if timeouts is None else timeouts)
     pool: list[Executor] = [executor] if executor else []
+    warned: set[str] = set()
 
     def get_pool() -> Executor:
         if not pool:
@@ -117,8 +94,8 @@ def build_handler_activity(
                 **more,
             )
 
-        fn = registry.lookup(facet)
-        if fn is None:
+        registration = registry.registration(facet)
+        if registration is None:
             known = ", ".join(registry.names()) or "none"
             error = ApplicationError(
                 f"no handler for {facet} on queue {queue} (registered: {known})",
@@ -127,54 +104,42 @@ def build_handler_activity(
             )
             notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
             raise error
+        fn = registration.fn
 
         loop = asyncio.get_running_loop()
         loop_thread = threading.get_ident()
         loop_context = contextvars.copy_context()
 
-        def step_log(message: str, level: str | int = "info") -> None:
-            activity.logger.log(_level(level), "%s", message)
-            level_name = level if isinstance(level, str) else logging.getLevelName(level).lower()
-            notify_log(
-                listeners,
-                LogEvent(
-                    workflow_id=info.workflow_id or "",
-                    run_id=info.workflow_run_id or "",
-                    activity_id=info.activity_id,
-                    facet=facet,
-                    message=str(message),
-                    level=level_name,
-                ),
-            )
-
-        def heartbeat(details: Any = None) -> None:
-            extra = () if details is None else (details,)
+        def send_heartbeat(*details: Any) -> None:
             if threading.get_ident() == loop_thread:
-                activity.heartbeat(*extra)
+                activity.heartbeat(*details)
             else:  # the SDK's async-activity heartbeat must be called on the event loop
-                loop.call_soon_threadsafe(lambda: activity.heartbeat(*extra), context=loop_context)
+                loop.call_soon_threadsafe(lambda: activity.heartbeat(*details), context=loop_context)
 
-        payload = HandlerPayload(
-            step_args,
-            {
-                "_step_log": step_log,
-                "_task_heartbeat": heartbeat,
-                "_retry_count": info.attempt - 1,
-                "_is_retry": info.attempt > 1,
-            },
-        )
+        identity = TaskIdentity(info.workflow_id or "", info.workflow_run_id or "", info.activity_id, facet, queue,
+                                info.attempt)  # fmt: skip
+        payload = HandlerPayload(step_args, build_extras(identity, registration.metadata, listeners, send_heartbeat,
+                                                         activity.logger))  # fmt: skip
+        limit = limits.get(facet)
+        if limit is not None:
+            _warn_if_cut_short(facet, limit, info.start_to_close_timeout, warned)
         notify_task(listeners, task_event("running"))
         try:
-            if is_async_handler(fn):
-                result = await fn(payload)
-            else:
-                thread_context = contextvars.copy_context()
-                result = await loop.run_in_executor(get_pool(), thread_context.run, fn, payload)
-            if inspect.isawaitable(result):
-                result = await result
+            async with asyncio.timeout(limit) as deadline:
+                if is_async_handler(fn):
+                    result = await fn(payload)
+                else:
+                    thread_context = contextvars.copy_context()
+                    result = await loop.run_in_executor(get_pool(), thread_context.run, fn, payload)
+                if inspect.isawaitable(result):
+                    result = await result
             returns = _returns(facet, result)
         except CancelledError:
             raise
+        except TimeoutError as exc:
+            error = _timeout(facet, limit, exc) if deadline.expired() else _error(facet, exc)
+            notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
+            raise error from exc
         except Exception as exc:
             error = _error(facet, exc)
             notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
@@ -183,6 +148,22 @@ def build_handler_activity(
         return returns
 
     return run_handler
+
+
+def _timeout(facet: str, limit: float | None, exc: BaseException) -> ApplicationError:
+    return ApplicationError(f"{facet}: handler exceeded its registered timeout of {int((limit or 0) * 1000)} ms",
+                            type="HandlerTimeout")  # fmt: skip
+
+
+def _warn_if_cut_short(facet: str, limit: float, start_to_close: Any, warned: set[str]) -> None:
+    """Say once per facet when Temporal's own timeout ends attempts before the registered one."""
+    if facet in warned or start_to_close is None or start_to_close.total_seconds() >= limit:
+        return
+    warned.add(facet)
+    log.warning("%s: registered timeout_ms=%d exceeds this run's start-to-close timeout of %.0f s, which ends "
+                "attempts first: load the handlers in the interpreter worker too (--handlers), or set "
+                "facet_retry.%s.start_to_close_seconds in its --config", facet, int(limit * 1000),
+                start_to_close.total_seconds(), facet)  # fmt: skip
 
 
 def _returns(facet: str, result: Any) -> dict:

@@ -1,4 +1,4 @@
-"""Observers of handler execution: task state changes and handler log lines.
+"""Observers of handler execution: task state changes, handler log lines and progress heartbeats.
 
 Dispatch calls every listener for each event and swallows their errors, so a
 broken dashboard or mirror can never fail a handler. Listeners must return
@@ -46,11 +46,29 @@ class LogEvent:
     facet: str
     message: str
     level: str = "info"
+    details: dict | None = None
+    time: datetime = field(default_factory=_now)
+
+
+@dataclass
+class ProgressEvent:
+    """A handler's ``_task_heartbeat(progress_pct, progress_message)`` (the task is running)."""
+
+    workflow_id: str
+    run_id: str
+    activity_id: str
+    facet: str
+    queue: str
+    attempt: int
+    progress_pct: int | None = None
+    progress_message: str | None = None
     time: datetime = field(default_factory=_now)
 
 
 @runtime_checkable
 class TaskListener(Protocol):
+    """``on_progress(event: ProgressEvent)`` is optional: listeners without it are not told of progress."""
+
     def on_task(self, event: TaskEvent) -> None: ...
 
     def on_log(self, event: LogEvent) -> None: ...
@@ -72,15 +90,30 @@ def notify_log(listeners: Sequence[TaskListener], event: LogEvent) -> None:
             _log.exception("task listener %r failed on a log line of %s", listener, event.facet)
 
 
+def notify_progress(listeners: Sequence[TaskListener], event: ProgressEvent) -> None:
+    for listener in listeners:
+        on_progress = getattr(listener, "on_progress", None)
+        if on_progress is None:
+            continue
+        try:
+            on_progress(event)
+        except Exception:
+            _log.exception("task listener %r failed on progress of %s", listener, event.facet)
+
+
 class CollectingListener:
     """Keeps every event in memory: for tests and for small in-process runs."""
 
     def __init__(self) -> None:
         self.tasks: list[TaskEvent] = []
         self.logs: list[LogEvent] = []
+        self.progress: list[ProgressEvent] = []
 
     def on_task(self, event: TaskEvent) -> None:
         self.tasks.append(event)
 
     def on_log(self, event: LogEvent) -> None:
         self.logs.append(event)
+
+    def on_progress(self, event: ProgressEvent) -> None:
+        self.progress.append(event)

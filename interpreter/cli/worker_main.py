@@ -71,11 +71,16 @@ def build_worker(
 ):
     """A Worker for ``queue``: handlers always; as interpreter also the workflow and its activities.
 
-    ``interpreter`` defaults to ``queue == "ffl"``.
+    ``interpreter`` defaults to ``queue == "ffl"``. Registrations' ``timeout_ms``
+    become the facets' start-to-close timeouts in the runs this interpreter
+    loads (pinned with the program), and are enforced by the handler activity
+    itself, unless ``config.facet_retry`` sets a facet's timeout.
     """
     from temporalio.worker import Worker
 
-    activities = [build_handler_activity(registry, queue, listeners)]
+    config = config or RuntimeConfig()
+    limits = {f: s for f, s in registry.timeouts().items() if not config.sets_start_to_close(f)}
+    activities = [build_handler_activity(registry, queue, listeners, timeouts=limits)]
     workflows: list = []
     runner = {}
     if interpreter is None:
@@ -86,7 +91,8 @@ def build_worker(
 
         if store is None:
             raise ValueError(f"the {INTERPRETER_QUEUE} queue needs a program store")
-        activities = build_interpreter_activities(store, config or RuntimeConfig(), mirror) + activities
+        pinned = config.with_handler_timeouts(registry.timeouts())
+        activities = build_interpreter_activities(store, pinned, mirror) + activities
         workflows = [FFLWorkflow]
         runner = {"workflow_runner": workflow_runner()}
     return Worker(

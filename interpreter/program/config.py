@@ -50,6 +50,26 @@ class RuntimeConfig(BaseModel):
     def retry_for(self, facet: str) -> RetryConfig:
         return self.facet_retry.get(facet, self.retry)
 
+    def sets_start_to_close(self, facet: str) -> bool:
+        """Whether ``facet_retry`` gives ``facet`` a start-to-close timeout of its own."""
+        entry = self.facet_retry.get(facet)
+        return entry is not None and "start_to_close_seconds" in entry.model_fields_set
+
+    def with_handler_timeouts(self, timeouts: dict[str, float]) -> RuntimeConfig:
+        """This config with each facet's registered timeout (seconds) as its start-to-close timeout.
+
+        A ``facet_retry`` entry that sets ``start_to_close_seconds`` wins; one that
+        does not keeps its other settings and takes the registered timeout.
+        """
+        chosen = {f: s for f, s in timeouts.items() if not self.sets_start_to_close(f)}
+        if not chosen:
+            return self
+        facet_retry = dict(self.facet_retry)
+        for facet, seconds in chosen.items():
+            base = facet_retry.get(facet, self.retry)
+            facet_retry[facet] = base.model_copy(update={"start_to_close_seconds": float(seconds)})
+        return self.model_copy(update={"facet_retry": facet_retry})
+
     def queue_for(self, facet: str, default: str) -> str:
         """Queue override for ``facet`` (exact name, then longest namespace prefix), else ``default``."""
         if facet in self.queues:
