@@ -62,6 +62,10 @@ def step_tree_lines(steps: list[dict[str, Any]], *, values: bool = True) -> list
         line = f"{'  ' * depth}{_MARK.get(state, '?')} {path}  {step.get('facet', '')}  [{state}]"
         if step.get("error"):
             line += f"  error: {step['error']}"
+        elif step.get("progress"):  # added by ffl status from the handler's last heartbeat
+            shown = [f"{step['progress']['pct']}%" if step["progress"].get("pct") is not None else "",
+                     step["progress"].get("message") or ""]
+            line += f"  progress: {' '.join(part for part in shown if part)}"
         elif values and step.get("returns") is not None:
             line += f"  -> {_short(step['returns'])}"
         lines.append(line)

@@ -32,6 +32,7 @@ from ..program.constants import INTERPRETER_QUEUE, MEMO_PROGRAM_HASH, STEPS_QUER
 from ..program.model import Program
 from ..program.serialize import program_to_json
 from .connect import add_connection_args, connect, core_logs_to_python_logging, options_from_args
+from .heartbeats import pending_progress, with_progress
 from .progress import step_tree_lines, summary_line, wait_with_progress
 from .worker_main import add_worker_args, build_worker, load_config, open_mirror, run_worker
 
@@ -343,6 +344,7 @@ async def _status_async(args: argparse.Namespace) -> int:
     except Exception as exc:
         _err(f"cannot query steps (is an interpreter worker running on {description.task_queue}?): {exc}")
         return 1
+    steps = with_progress(steps, await pending_progress(description))
     print(summary_line(steps))
     for line in step_tree_lines(steps, values=not args.brief):
         print(line)

@@ -248,7 +248,7 @@ def _log(record: dict[str, Any], originator: str, object_id: str, object_type: s
     message = str(record.get("message", ""))
     path = record.get("path") or record.get("activity_id") or ""
     uuid = ids.log_uuid(originator, wf, run, path, time, level, message)
-    details = {"workflow_id": wf, "run_id": run, "path": path}
+    details = {**(record.get("details") or {}), "workflow_id": wf, "run_id": run, "path": path}
     if record.get("facet"):
         details["facet"] = record["facet"]
     op = MirrorOp(schema.LOGS, uuid, time=time)
@@ -315,6 +315,11 @@ def task_op(record: dict[str, Any]) -> MirrorOp:
         op.set["data.payload"] = record["payload"]
     if record.get("returns") is not None:
         op.guarded["data.returns"] = record["returns"]
+    if record.get("heartbeat") is not None:  # a handler's _task_heartbeat(progress_pct, progress_message)
+        op.guarded["task_heartbeat"] = record["heartbeat"]
+        for key in ("progress_pct", "progress_message"):
+            if record.get(key) is not None:
+                op.guarded[key] = record[key]
     return op
 
 

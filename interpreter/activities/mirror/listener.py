@@ -42,7 +42,7 @@ def task_record(event: Any) -> dict[str, Any]:
 
 def log_record(event: Any) -> dict[str, Any]:
     """The ``task_log`` record of a LogEvent."""
-    return {
+    record = {
         "kind": "task_log",
         "workflow_id": event.workflow_id,
         "run_id": event.run_id,
@@ -50,6 +50,27 @@ def log_record(event: Any) -> dict[str, Any]:
         "facet": event.facet,
         "message": event.message,
         "level": getattr(event, "level", "info"),
+        "time": to_ms(event.time),
+    }
+    if getattr(event, "details", None):
+        record["details"] = dict(event.details)
+    return record
+
+
+def progress_record(event: Any) -> dict[str, Any]:
+    """The ``task`` record of a ProgressEvent: the running task's heartbeat time and progress."""
+    return {
+        "kind": "task",
+        "workflow_id": event.workflow_id,
+        "run_id": event.run_id,
+        "activity_id": event.activity_id,
+        "facet": event.facet,
+        "queue": event.queue,
+        "attempt": int(event.attempt or 1),
+        "state": "running",
+        "progress_pct": event.progress_pct,
+        "progress_message": event.progress_message,
+        "heartbeat": to_ms(event.time),
         "time": to_ms(event.time),
     }
 
@@ -74,3 +95,9 @@ class MirrorTaskListener:
             self.sink.write([log_record(event)])
         except Exception as exc:  # noqa: BLE001
             log.warning("mirror listener: log event not mirrored: %s", exc)
+
+    def on_progress(self, event: Any) -> None:
+        try:
+            self.sink.write([progress_record(event)])
+        except Exception as exc:  # noqa: BLE001
+            log.warning("mirror listener: progress not mirrored: %s", exc)

@@ -1,0 +1,41 @@
+"""Handler progress for ``ffl status``: the heartbeat details of a run's pending activities.
+
+A workflow cannot see its activities' heartbeats, so the ``steps`` query does
+not carry progress; Temporal's describe call does (pending activities, by
+activity id = step path). A handler's ``_task_heartbeat(progress_pct,
+progress_message)`` heartbeats ``{"progress_pct", "progress_message"}``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+async def pending_progress(description: Any) -> dict[str, dict[str, Any]]:
+    """Step path → ``{"pct", "message"}`` of every pending activity whose last heartbeat reported progress."""
+    raw = getattr(description, "raw_description", None)
+    converter = getattr(description, "data_converter", None)
+    if raw is None or converter is None:
+        return {}
+    found: dict[str, dict[str, Any]] = {}
+    for pending in raw.pending_activities:
+        payloads = list(pending.heartbeat_details.payloads)
+        if not payloads:
+            continue
+        try:
+            values = await converter.decode(payloads)
+        except Exception:  # noqa: BLE001 - a detail this converter cannot read is no progress
+            continue
+        last = values[-1] if values else None
+        if isinstance(last, dict) and ("progress_pct" in last or "progress_message" in last):
+            found[pending.activity_id] = {"pct": last.get("progress_pct"), "message": last.get("progress_message")}
+    return found
+
+
+def with_progress(steps: list[dict[str, Any]], progress: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps query's records, each running step with the ``progress`` its handler last reported."""
+    out = []
+    for step in steps:
+        found = progress.get(str(step.get("path", "")))
+        out.append({**step, "progress": found} if found and step.get("state") == "running" else step)
+    return out
