@@ -10,6 +10,8 @@ Extras (reachable by key, never iterated — see HandlerPayload):
 - ``_retry_count`` / ``_is_retry``: the attempt, from 0 / after the first;
 - ``_step_log(message, level="info", details=None)``: a log line for the
   worker log and the mirror, ``level`` one of info, success, warning, error;
+  ``_step_log.append({"message", "level", "details"})`` does the same, for the
+  handlers of the original's examples that treat it as a list;
 - ``_task_heartbeat(progress_pct=None, progress_message=None)``: a Temporal
   heartbeat whose details carry the progress (``ffl status`` shows it, the
   mirror's task document keeps it); ``_task_heartbeat(details)`` with any
@@ -118,6 +120,22 @@ def parse_heartbeat(args: Sequence[Any], kwargs: Mapping[str, Any]) -> Progress:
     return Progress(pct, message, carried)
 
 
+class StepLog:
+    """``_step_log``: called with ``(message, level, details)``, or appended to with one entry dict."""
+
+    def __init__(self, write: Callable[[Any, Any, Mapping[str, Any] | None], None]) -> None:
+        self._write = write
+
+    def __call__(self, message: Any, level: Any = "info", details: Mapping[str, Any] | None = None) -> None:
+        self._write(message, level, details)
+
+    def append(self, entry: Any) -> None:
+        if isinstance(entry, Mapping):
+            self._write(entry.get("message", ""), entry.get("level", "info"), entry.get("details"))
+        else:
+            self._write(entry, "info", None)
+
+
 @dataclass
 class TaskIdentity:
     workflow_id: str
@@ -159,7 +177,7 @@ def build_extras(task: TaskIdentity, metadata: Mapping[str, Any], listeners: Seq
         "_facet_name": task.facet,
         "_task_uuid": task_uuid(task.workflow_id, task.activity_id),
         "_handler_metadata": dict(metadata),
-        "_step_log": step_log,
+        "_step_log": StepLog(step_log),
         "_task_heartbeat": heartbeat,
         "_retry_count": task.attempt - 1,
         "_is_retry": task.attempt > 1,

@@ -81,6 +81,7 @@ async def test_extras_reach_a_registry_style_handler_on_every_attempt(temporal_c
         "    seen.append({k: payload[k] for k in ('_facet_name', '_task_uuid', '_handler_metadata', '_retry_count')})\n"
         "    payload['_step_log']('positional level', 'success')\n"
         "    payload['_step_log']('keyword level', level='error', details={'n': payload['n']})\n"
+        "    payload['_step_log'].append({'message': 'as a list', 'level': 'warning'})\n"
         "    payload['_task_heartbeat'](30, 'a third')\n"
         "    payload['_task_heartbeat'](progress_pct=60)\n"
         "    if len(seen) == 1:\n"
@@ -97,8 +98,8 @@ async def test_extras_reach_a_registry_style_handler_on_every_attempt(temporal_c
     expected = {"_facet_name": "t.Bill", "_task_uuid": task_uuid(workflow_id, "b0/s3"),
                 "_handler_metadata": {"tier": "gold"}}  # fmt: skip
     assert seen == [{**expected, "_retry_count": 0}, {**expected, "_retry_count": 1}]
-    assert [(e.message, e.level, e.details) for e in listener.logs[:2]] == [
-        ("positional level", "success", None), ("keyword level", "error", {"n": 7})]
+    assert [(e.message, e.level, e.details) for e in listener.logs[:3]] == [
+        ("positional level", "success", None), ("keyword level", "error", {"n": 7}), ("as a list", "warning", None)]
     assert [(e.progress_pct, e.progress_message, e.attempt) for e in listener.progress] == [
         (30, "a third", 1), (60, None, 1), (30, "a third", 2), (60, None, 2)]
 
