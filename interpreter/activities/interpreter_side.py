@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable
 from typing import Any
 
@@ -12,6 +13,7 @@ from temporalio.exceptions import ApplicationError
 from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY
 from ..program.pinned import pack_program
+from ..program.runinfo import source_files
 from .program_store import ProgramStore, trim_program
 from .scripts import run_script_activity
 
@@ -23,7 +25,7 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig,
 
     @activity.defn(name=LOAD_PROGRAM_ACTIVITY)
     async def load_program(request: dict[str, Any]) -> dict[str, Any]:
-        """``{"workflow", "hash"?}`` → ``{"program": json, "hash", "config"}``, pinned in history.
+        """``{"workflow", "hash"?}`` → ``{"program": json, "hash", "config", "sources"}``, pinned in history.
 
         ``program`` is trimmed to what the workflow reaches, without source
         locations, and compressed into ``program_z`` when large (see
@@ -33,7 +35,11 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig,
             text, digest = await asyncio.to_thread(store.load, request["workflow"], request.get("hash"))
         except LookupError as err:
             raise ApplicationError(str(err), type="ProgramNotFound", non_retryable=True) from err
-        pinned = await asyncio.to_thread(lambda: pack_program(trim_program(text, request["workflow"])))
+        def pin() -> dict[str, Any]:
+            trimmed = trim_program(text, request["workflow"])
+            return {**pack_program(trimmed), "sources": source_files(json.loads(trimmed))}
+
+        pinned = await asyncio.to_thread(pin)
         return {**pinned, "hash": digest, "config": config_data}
 
     activities: list[Callable] = [load_program, run_script_activity]

@@ -16,6 +16,8 @@ import sys
 _COMMAND_MODULES = (
     "interpreter.cli.compile_cmds",
     "interpreter.cli.run_cmds",
+    "interpreter.cli.status_cmds",
+    "interpreter.cli.search_attrs",
     "interpreter.cli.mirror_cmds",
 )
 

@@ -102,8 +102,64 @@ def core_logs_to_python_logging() -> None:
     Runtime.set_default(Runtime(telemetry=TelemetryConfig(logging=logging_config)), error_if_already_set=False)
 
 
+class ConnectionFailed(RuntimeError):
+    """The Temporal server could not be reached; the message is one line naming address and likely cause."""
+
+    def __init__(self, address: str, reason: str):
+        self.address, self.reason = address, reason
+        super().__init__(f"cannot reach Temporal at {address}: {reason}")
+
+
+_CAUSES = (
+    # (what the SDK core's error says, what it likely means)
+    ("connectionrefused", "connection refused — is the server running, and is the port right?"),
+    ("connection refused", "connection refused — is the server running, and is the port right?"),
+    ("dns error", "the host name does not resolve"),
+    ("failed to lookup address", "the host name does not resolve"),
+    ("invalidcontenttype", "the server does not speak TLS there (drop --tls-ca/--api-key, or use the TLS port)"),
+    ("certificate", "the TLS certificate was not accepted (check --tls-ca, --tls-cert and the host name)"),
+    ("invalidcertificate", "the TLS certificate was not accepted (check --tls-ca, --tls-cert and the host name)"),
+    ("handshake", "the TLS handshake failed (check --tls-ca, --tls-cert and --tls-key)"),
+    ("connection was not ready", "something answers there, but not Temporal's gRPC frontend "
+                                 "(the Web UI's port, or a TLS server reached without TLS?)"),
+    ("broken pipe", "the connection was closed — not Temporal's gRPC frontend, or TLS expected?"),
+    ("connection reset", "the connection was reset — not Temporal's gRPC frontend, or TLS expected?"),
+    ("unauthenticated", "the server refused the credentials (check --api-key or the client certificate)"),
+    ("permissiondenied", "the server refused the credentials (check --api-key or the client certificate)"),
+    ("timed out", "no answer in time — a firewall, or the wrong host or port?"),
+    ("deadline", "no answer in time — a firewall, or the wrong host or port?"),
+    ("unreachable", "the network is unreachable from here"),
+)
+
+
+def explain_connect_error(error: BaseException | str) -> str:
+    """A short, likely cause for the SDK's raw connection error (``tonic::transport::Error(...)``)."""
+    text = str(error)
+    lowered = text.lower().replace(" ", "").replace("_", "")
+    for needle, cause in _CAUSES:
+        if needle.replace(" ", "") in lowered:
+            return cause
+    first = text.removeprefix("Failed client connect: ").split("(", 1)[0].strip(" :`")
+    return first or "connection failed"
+
+
+def server_error_line(error: BaseException, address: str) -> str:
+    """One line for an error a command met while talking to the server (never the raw transport text)."""
+    from temporalio.service import RPCError, RPCStatusCode
+
+    if isinstance(error, ConnectionFailed):
+        return str(error)
+    if isinstance(error, RPCError):
+        if error.status in (RPCStatusCode.UNAVAILABLE, RPCStatusCode.DEADLINE_EXCEEDED):
+            return str(ConnectionFailed(address, explain_connect_error(error)))
+        if error.status in (RPCStatusCode.UNAUTHENTICATED, RPCStatusCode.PERMISSION_DENIED):
+            return f"Temporal at {address} refused the request: {error.message}"
+        return f"Temporal at {address}: {error.message}"
+    return f"{type(error).__name__}: {error}"
+
+
 async def connect(options: ConnectOptions, retry_for: float = 0.0):
-    """A connected ``temporalio.client.Client``.
+    """A connected ``temporalio.client.Client``, or ``ConnectionFailed`` with a one-line reason.
 
     ``retry_for`` seconds of retries cover a server that is still starting
     (a fresh dev server listens before its frontend is healthy).
@@ -118,7 +174,7 @@ async def connect(options: ConnectOptions, retry_for: float = 0.0):
     while True:
         try:
             return await Client.connect(options.address, namespace=options.namespace, tls=tls, api_key=options.api_key)
-        except RuntimeError:
+        except RuntimeError as exc:
             if loop.time() >= deadline:
-                raise
+                raise ConnectionFailed(options.address, explain_connect_error(exc)) from None
             await asyncio.sleep(0.5)

@@ -1,102 +1,68 @@
-"""Showing a run's steps: live progress on a terminal and the step tree of ``ffl status``.
+"""Live progress of a run on a terminal: elapsed time, step counts, retries and waits.
 
-Both read the workflow's "steps" query: a list of ``{path, facet, state,
-returns, error}`` records. Paths nest with ``/`` (``block0/s1/foreach[3]/g``).
+Each refresh reads the same ``RunView`` as ``ffl status`` (the steps query
+plus the pending activities' attempts, last errors and queues' pollers), so
+the status line can say ``attempt 2 of 3, last error: …`` or ``waiting for a
+worker on queue osm`` instead of a bare "running".
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-from collections import Counter
-from collections.abc import Iterable
-from typing import Any
+import contextlib
+import time
 
-from ..program.constants import STEPS_QUERY
+from rich.markup import escape
 
-_MARK = {"completed": "✓", "caught": "✓", "running": "…", "failed": "✗", "created": "·"}
-
-
-def counts(steps: Iterable[dict[str, Any]]) -> dict[str, int]:
-    """done (completed or caught) / running / failed."""
-    states = Counter(step.get("state") for step in steps)
-    return {
-        "done": states["completed"] + states["caught"],
-        "running": states["running"],
-        "failed": states["failed"],
-    }
+from ..program.display import readable_path, short_name, shorten
+from .run_view import RunView, fetch_view
+from .status_view import counts, counts_line, step_rows
 
 
-def summary_line(steps: list[dict[str, Any]]) -> str:
-    c = counts(steps)
-    return f"steps: {c['done']} done, {c['running']} running, {c['failed']} failed"
+def elapsed_text(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}" if seconds >= 3600 \
+        else f"{seconds // 60}:{seconds % 60:02d}"
 
 
-def _short(value: Any, width: int = 80) -> str:
-    text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=str)
-    return text if len(text) <= width else text[: width - 1] + "…"
+def progress_line(view: RunView, elapsed: float, width: int = 160) -> str:
+    """One status line: elapsed, counts, then the most telling step (retrying, waiting, else running)."""
+    rows = step_rows(view)
+    text = f"{view.workflow} {elapsed_text(elapsed)} · {counts_line(counts(rows))}"
+    root = short_name(view.workflow)
+    retrying = [r for r in rows if (r.get("attempt") or 1) > 1 and r["display"] in ("running", "waiting")]
+    waiting = [r for r in rows if r["display"] == "waiting"]
+    running = [r for r in rows if r["display"] == "running"]
+    if retrying:
+        row = retrying[0]
+        text += f" · {row.get('facet')} at {readable_path(row['path'], root)}: {row['detail']}"
+    elif waiting:
+        queues = sorted({str(r.get("queue")) for r in waiting if "no worker" in r.get("detail", "")})
+        if queues:
+            text += f" · {len(waiting)} waiting, no worker polling queue {', '.join(queues)}"
+        else:
+            text += f" · {len(waiting)} waiting for a worker"
+    elif running:
+        row = running[-1]
+        text += f" · {row.get('facet')} at {readable_path(row['path'], root)}"
+    return shorten(text, width)
 
 
-def _parent(path: str, known: dict[str, Any]) -> str | None:
-    """The nearest enclosing step: the longest other step path that prefixes this one."""
-    parts = path.split("/")
-    for end in range(len(parts) - 1, 0, -1):
-        prefix = "/".join(parts[:end])
-        if prefix in known:
-            return prefix
-    return None
+async def show_progress(client, handle, console, started: float, interval: float = 1.0) -> None:
+    """Refresh a rich status line until cancelled."""
+    with console.status(f"{handle.id} starting", spinner="dots") as status:
+        while True:
+            with contextlib.suppress(Exception):  # not started yet, or finished between polls
+                view = await fetch_view(client, handle, query_timeout=5.0, outcome=False)
+                status.update(escape(progress_line(view, time.monotonic() - started, console.width - 4)))
+            await asyncio.sleep(interval)
 
 
-def step_tree_lines(steps: list[dict[str, Any]], *, values: bool = True) -> list[str]:
-    """One line per step, children under their step, siblings in the order they started."""
-    by_path = {str(step.get("path", "")): step for step in steps}
-    children: dict[str | None, list[str]] = {}
-    for path in by_path:
-        children.setdefault(_parent(path, by_path), []).append(path)
-    lines: list[str] = []
-    stack = [(path, 0) for path in reversed(children.get(None, []))]
-    while stack:
-        path, depth = stack.pop()
-        step = by_path[path]
-        state = str(step.get("state", "?"))
-        line = f"{'  ' * depth}{_MARK.get(state, '?')} {path}  {step.get('facet', '')}  [{state}]"
-        if step.get("error"):
-            line += f"  error: {step['error']}"
-        elif step.get("progress"):  # added by ffl status from the handler's last heartbeat
-            shown = [f"{step['progress']['pct']}%" if step["progress"].get("pct") is not None else "",
-                     step["progress"].get("message") or ""]
-            line += f"  progress: {' '.join(part for part in shown if part)}"
-        elif values and step.get("returns") is not None:
-            line += f"  -> {_short(step['returns'])}"
-        lines.append(line)
-        stack.extend((child, depth + 1) for child in reversed(children.get(path, [])))
-    return lines
-
-
-def _running_names(steps: list[dict[str, Any]], limit: int = 3) -> str:
-    running = [f"{s.get('facet', '')} ({s.get('path', '')})" for s in steps if s.get("state") == "running"]
-    extra = f" +{len(running) - limit} more" if len(running) > limit else ""
-    return ", ".join(running[:limit]) + extra
-
-
-async def wait_with_progress(handle, console, interval: float = 0.5) -> Any:
-    """Await the run's result while a rich status line shows step counts (for terminals)."""
-    result = asyncio.ensure_future(handle.result())
-    with console.status(f"running {handle.id}", spinner="dots") as status:
-        while not result.done():
-            try:
-                steps = await handle.query(STEPS_QUERY)
-            except Exception:  # not started yet, or finished between polls
-                steps = None
-            if steps is not None:
-                running = _running_names(steps)
-                status.update(f"{handle.id}: {summary_line(steps)}" + (f" — {running}" if running else ""))
-            await asyncio.wait({result}, timeout=interval)
-    try:
-        steps = await handle.query(STEPS_QUERY)
-        c = counts(steps)
-        style = "red" if c["failed"] else "green"
-        console.print(f"[{style}]{handle.id}: {summary_line(steps)}[/{style}]")
-    except Exception:
-        pass
-    return result.result()
+async def print_final_counts(client, handle, console, started: float) -> None:
+    """The run's final step counts and how long it took, in green (red when a step failed)."""
+    with contextlib.suppress(Exception):
+        view = await fetch_view(client, handle, query_timeout=5.0, outcome=False)
+        final = counts(step_rows(view))
+        style = "red" if final["failed"] else "green"
+        console.print(f"[{style}]{escape(handle.id)}: {counts_line(final)} "
+                      f"in {elapsed_text(time.monotonic() - started)}[/{style}]")

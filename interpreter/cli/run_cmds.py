@@ -18,6 +18,7 @@ import shlex
 import signal
 import sys
 import tempfile
+import time
 import uuid
 from dataclasses import dataclass
 from datetime import timedelta
@@ -28,12 +29,21 @@ from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handle
 from ..activities.program_store import LocalProgramStore, trim_program
 from ..compiler import CompileError, compile_files_result
 from ..program.config import RuntimeConfig
-from ..program.constants import INTERPRETER_QUEUE, MEMO_PROGRAM_HASH, STEPS_QUERY
+from ..program.constants import INTERPRETER_QUEUE
+from ..program.display import program_details, program_line
 from ..program.model import Program
+from ..program.runinfo import run_memo, source_files
 from ..program.serialize import program_to_json
-from .connect import add_connection_args, connect, core_logs_to_python_logging, options_from_args
-from .heartbeats import pending_progress, with_progress
-from .progress import step_tree_lines, summary_line, wait_with_progress
+from .connect import (
+    ConnectionFailed,
+    add_connection_args,
+    connect,
+    core_logs_to_python_logging,
+    options_from_args,
+    server_error_line,
+)
+from .progress import print_final_counts, show_progress
+from .search_attrs import with_search_attributes
 from .worker_main import add_worker_args, build_worker, load_config, open_mirror, run_worker
 
 
@@ -202,16 +212,68 @@ async def _publish_to_mirror(program: Program, uri: str) -> None:
         _err(f"warning: program not stored in the mirror's flows: {exc}")
 
 
+class Interrupted(Exception):
+    """Ctrl-C (or SIGTERM) arrived while ``ffl run`` was setting up."""
+
+
+def _stop_on_signals(stop: asyncio.Event) -> None:
+    """SIGINT/SIGTERM set ``stop`` (the run decides what to do); a second Ctrl-C leaves at once."""
+    loop = asyncio.get_running_loop()
+
+    def first() -> None:
+        if stop.is_set():
+            _err("ffl: interrupted again: leaving without waiting")
+            sys.stdout.flush()
+            os._exit(130)
+        stop.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, first)
+
+
+async def _unless_stopped(work, stop: asyncio.Event):
+    """Await ``work`` unless ``stop`` is set first (then Interrupted; ``work`` is left to finish)."""
+    if stop.is_set():
+        work.close()
+        raise Interrupted
+    task = asyncio.ensure_future(work)
+    stopper = asyncio.ensure_future(stop.wait())
+    await asyncio.wait({task, stopper}, return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    if task.done():
+        return task.result()
+    task.add_done_callback(_consume)
+    raise Interrupted
+
+
+def _consume(task: asyncio.Future) -> None:
+    """Mark a background task's outcome as seen, so asyncio never reports it at exit."""
+    if not task.cancelled():
+        task.exception()
+
+
 async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, registry: HandlerRegistry) -> int:
     from temporalio.client import WorkflowFailureError
 
     config = load_config(args.config)
+    stop = asyncio.Event()
+    _stop_on_signals(stop)
+    interrupted_status = 130
     async with contextlib.AsyncExitStack() as stack:
-        env = await _services(args, stack)
+        try:
+            env = await _unless_stopped(_services(args, stack), stop)
+        except Interrupted:
+            _err("ffl: interrupted before the run started")
+            return interrupted_status
         digest = env.store.publish(program)
         if env.mirror:
             await _publish_to_mirror(program, env.mirror)
-        client = await connect(env.options, retry_for=30.0 if env.embedded else 0.0)
+        try:
+            client = await _unless_stopped(connect(env.options, retry_for=30.0 if env.embedded else 0.0), stop)
+            config = await with_search_attributes(client, env.options.namespace, config, _err)
+        except Interrupted:
+            _err("ffl: interrupted before the run started")
+            return interrupted_status
         queue = args.task_queue
         facets = event_facets(program, args.workflow, config)
         missing = [name for name in facets if name not in registry]
@@ -232,61 +294,110 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
                                 mirror=mirror.writer if mirror else None, listeners=listeners)]  # fmt: skip
         workers += [build_worker(client, q, registry, config=config, listeners=listeners) for q in queues]
         tasks = [asyncio.create_task(w.run()) for w in workers]
-        stack.push_async_callback(_shutdown, workers, tasks)
+        for task in tasks:
+            task.add_done_callback(_consume)
+        grace = {"seconds": 10.0}  # shortened after Ctrl-C: handlers still running are not waited for
+        stack.push_async_callback(_shutdown, workers, tasks, grace)
         workflow_id = f"ffl-{args.workflow}-{uuid.uuid4().hex[:8]}"
+        sources = source_files(json.loads(trim_program(program_to_json(program), args.workflow)))
+        namespace = program.facets[args.workflow].namespace
         handle = await client.start_workflow(
-            args.workflow, inputs, id=workflow_id, task_queue=queue, memo={MEMO_PROGRAM_HASH: digest},
+            args.workflow, inputs, id=workflow_id, task_queue=queue, memo=run_memo(args.workflow, digest, sources),
+            static_summary=program_line(args.workflow, digest, sources),
+            static_details=program_details(args.workflow, digest, sources, namespace),
             # A worker that restarts replays the whole history in one task: give large runs room.
             task_timeout=timedelta(seconds=60),
         )
         tty = sys.stderr.isatty() and not args.quiet
+        console = None
         if tty:
+            from rich.console import Console
+
+            console = Console(stderr=True, highlight=False)
             _err(f"workflow {args.workflow}: id {workflow_id}, program {digest[:12]}, queues {queue}"
                  + "".join(f", {q}" for q in queues))  # fmt: skip
+        started = time.monotonic()
         status = 0
         try:
-            if tty:
-                from rich.console import Console
-
-                result = await wait_with_progress(handle, Console(stderr=True, highlight=False))
-            else:
-                result = await _result_or_worker_error(handle, tasks)
+            result = await _result_or_stop(client, handle, tasks, stop, console, started)
             print(json.dumps(result, ensure_ascii=False, sort_keys=True), flush=True)
         except WorkflowFailureError as exc:
             status = 1
             _err(f"error: workflow {args.workflow} ({workflow_id}) failed")
             for line in describe_failure(exc):
                 _err(f"  {line}")
+        except Interrupted:
+            grace["seconds"] = 2.0
+            _err(await _interrupted(handle, env, queues=[queue, *queues]))
+            return interrupted_status
         if args.keep_server:
-            await _wait_for_interrupt(env.where(), workflow_id)
+            await _wait_for_interrupt(env.where(), workflow_id, stop)
         elif env.embedded and sys.stderr.isatty():
             _err("the embedded dev server stops now; add --keep-server to browse this run in the Web UI")
         return status
 
 
-async def _result_or_worker_error(handle, tasks: list[asyncio.Task]) -> Any:
-    """The workflow result, unless a worker dies first (then its error, rather than waiting forever)."""
+async def _result_or_stop(client, handle, tasks: list[asyncio.Task], stop: asyncio.Event, console,
+                          started: float) -> Any:
+    """The workflow's result, unless Ctrl-C comes first (Interrupted) or a worker dies (its error)."""
     result = asyncio.ensure_future(handle.result())
-    done, _ = await asyncio.wait({result, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+    result.add_done_callback(_consume)
+    stopper = asyncio.ensure_future(stop.wait())
+    progress = None
+    if console is not None:
+        progress = asyncio.ensure_future(show_progress(client, handle, console, started))
+        progress.add_done_callback(_consume)
+    try:
+        done, _ = await asyncio.wait({result, stopper, *tasks}, return_when=asyncio.FIRST_COMPLETED)
+    finally:
+        stopper.cancel()
+        if progress is not None:
+            progress.cancel()
+            await asyncio.gather(progress, return_exceptions=True)
     if result in done:
+        if console is not None:
+            await print_final_counts(client, handle, console, started)
         return result.result()
+    if stopper in done and stop.is_set():
+        result.cancel()
+        raise Interrupted
     result.cancel()
     for task in done:
-        task.result()  # raises the worker's error
+        if task in tasks:
+            task.result()  # raises the worker's error
     raise RuntimeError("a worker stopped before the workflow finished")
 
 
-async def _shutdown(workers: list, tasks: list[asyncio.Task]) -> None:
-    await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
-    await asyncio.gather(*tasks, return_exceptions=True)
+async def _interrupted(handle, env: _Services, queues: list[str]) -> str:
+    """Cancel the run on our own server; on a shared one leave it running. One line says which."""
+    if env.embedded:
+        try:
+            await handle.cancel()
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(handle.result(), 5.0)  # let the workflow record its cancellation
+        except Exception as exc:  # noqa: BLE001 - the server stops anyway
+            return f"ffl: interrupted: could not cancel run {handle.id} ({exc}); the embedded server stops now"
+        return f"ffl: interrupted: run {handle.id} cancelled; the embedded server stops now"
+    options = env.options
+    target = f"--address {options.address} --namespace {options.namespace}"
+    return (f"ffl: interrupted: run {handle.id} is still running on {options.address} (namespace "
+            f"{options.namespace}), waiting for workers on {', '.join(queues)}; cancel it with: "
+            f"temporal workflow cancel --workflow-id {handle.id} {target}")
 
 
-async def _wait_for_interrupt(where: str, workflow_id: str) -> None:
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM):
-        loop.add_signal_handler(sig, stop.set)
+async def _shutdown(workers: list, tasks: list[asyncio.Task], grace: dict[str, float]) -> None:
+    """Stop the in-process workers; after Ctrl-C give running handlers only a short grace."""
+    stopping = asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
+    try:
+        await asyncio.wait_for(asyncio.shield(stopping), grace["seconds"])
+        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), grace["seconds"])
+    except TimeoutError:
+        stopping.add_done_callback(_consume)
+
+
+async def _wait_for_interrupt(where: str, workflow_id: str, stop: asyncio.Event) -> None:
     _err(f"workers and server stay up ({where}, workflow {workflow_id}); press Ctrl-C to stop")
+    stop.clear()
     await stop.wait()
 
 
@@ -320,51 +431,11 @@ def _run(args: argparse.Namespace) -> int:
     core_logs_to_python_logging()  # stdout carries the result only
     try:
         return asyncio.run(_run_async(args, program, inputs, registry))
-    except (OSError, RuntimeError, ValueError) as exc:  # server did not start, connection refused, bad config
-        _err(f"error: {type(exc).__name__}: {exc}")
+    except ConnectionFailed as exc:
+        _err(f"error: {exc}")
         return 1
-
-
-# --------------------------------------------------------------------------- status
-
-
-async def _status_async(args: argparse.Namespace) -> int:
-    client = await connect(options_from_args(args))
-    target = args.id
-    run_id = None
-    with contextlib.suppress(Exception):  # a run id: find its workflow
-        async for found in client.list_workflows(f'RunId = "{target}"', limit=1):
-            target, run_id = found.id, found.run_id
-    handle = client.get_workflow_handle(target, run_id=run_id)
-    description = await handle.describe()
-    status = description.status.name if description.status else "UNKNOWN"
-    print(f"{description.workflow_type} {description.id} run {description.run_id}: {status}")
-    try:
-        steps = await asyncio.wait_for(handle.query(STEPS_QUERY), args.timeout)
-    except Exception as exc:
-        _err(f"cannot query steps (is an interpreter worker running on {description.task_queue}?): {exc}")
-        return 1
-    steps = with_progress(steps, await pending_progress(description))
-    print(summary_line(steps))
-    for line in step_tree_lines(steps, values=not args.brief):
-        print(line)
-    return 0
-
-
-def _status(args: argparse.Namespace) -> int:
-    mongo_uri = args.mongo or os.environ.get("MONGODB_URI")
-    if mongo_uri:  # the mirror first; a run it does not hold is asked directly
-        from .mirror_cmds import status_from_mongo
-
-        shown = status_from_mongo(args.id, mongo_uri, args.database, brief=args.brief, missing_ok=True)
-        if shown is not None:
-            return shown
-        _err(f"run {args.id} is not in the mirror at {mongo_uri}; asking the workflow")
-    core_logs_to_python_logging()
-    try:
-        return asyncio.run(_status_async(args))
-    except Exception as exc:
-        _err(f"error: {type(exc).__name__}: {exc}")
+    except (OSError, RuntimeError, ValueError) as exc:  # server did not start, bad config, lost server
+        _err(f"error: {server_error_line(exc, args.address or os.environ.get('TEMPORAL_ADDRESS') or 'the server')}")
         return 1
 
 
@@ -405,16 +476,6 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                          "registry, or as well when --registry is given (env MONGODB_URI)")  # fmt: skip
     publish.add_argument("--database", help="MongoDB database (default: the URI's, else 'afl')")
     publish.set_defaults(func=_publish)
-
-    status = subparsers.add_parser("status", help="show a run's steps (from the MongoDB mirror when configured, "
-                                   "else from the workflow's steps query)")  # fmt: skip
-    status.add_argument("id", metavar="RUN_ID_OR_WORKFLOW_ID")
-    status.add_argument("--brief", action="store_true", help="omit step returns")
-    status.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the query")
-    status.add_argument("--mongo", metavar="URI", help="read the run from this MongoDB mirror (env MONGODB_URI)")
-    status.add_argument("--database", help="MongoDB database (default: the URI's, else 'afl')")
-    add_connection_args(status)
-    status.set_defaults(func=_status)
 
     worker = subparsers.add_parser("worker", help="serve one task queue (same as python worker.py)")
     add_worker_args(worker)

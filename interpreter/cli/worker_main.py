@@ -25,7 +25,8 @@ from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handle
 from ..activities.listeners import TaskListener
 from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE
-from .connect import ConnectOptions, add_connection_args, connect, options_from_args
+from .connect import ConnectOptions, add_connection_args, connect, options_from_args, server_error_line
+from .search_attrs import with_search_attributes
 
 log = logging.getLogger("ffl.worker")
 
@@ -160,6 +161,9 @@ async def serve(args: argparse.Namespace) -> int:
                              "interpreter" if interpreter else "worker")  # fmt: skip
     try:
         client = await connect(options, retry_for=args.connect_timeout)
+        if interpreter:  # runs upsert FFL's search attributes only where they are registered
+            config = await with_search_attributes(client, options.namespace, config,
+                                                  lambda text: print(f"ffl worker: {text}", file=sys.stderr))
         worker = build_worker(
             client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace,
             interpreter=interpreter, mirror=mirror.writer if mirror else None,
@@ -202,7 +206,7 @@ def run_worker(args: argparse.Namespace) -> int:
     try:
         return asyncio.run(serve(args))
     except Exception as exc:  # connection refused, bad TLS files, ...
-        print(f"ffl worker: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(f"ffl worker: {server_error_line(exc, options_from_args(args).address)}", file=sys.stderr)
         return 1
 
 

@@ -9,8 +9,11 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from ..program.runinfo import SEARCH_ATTRIBUTES
 
 
 class LocalServiceError(RuntimeError):
@@ -103,10 +106,14 @@ def start_temporal(
     db_file: str | None = None,
     log_dir: str | None = None,
     timeout: float = 60.0,
+    search_attributes: Mapping[str, str] | None = SEARCH_ATTRIBUTES,
 ) -> LocalService:
     """Start ``temporal server start-dev`` with the offline-safe flags of the design.
 
-    ``extra["ui_url"]`` holds the Web UI address when ``ui`` is true.
+    ``extra["ui_url"]`` holds the Web UI address when ``ui`` is true. FFL's
+    search attributes (name → type) are registered on the default namespace
+    unless ``search_attributes`` says otherwise, so runs can be found by
+    program, namespace and workflow in the Web UI.
     """
     port = port or free_port()
     log_path = Path(log_dir or tempfile.mkdtemp(prefix="ffl-temporal-")) / "temporal.log"
@@ -124,6 +131,8 @@ def start_temporal(
         extra["ui_url"] = f"http://127.0.0.1:{ui_port}"
     else:
         args.append("--headless")
+    for name, kind in (search_attributes or {}).items():
+        args += ["--search-attribute", f"{name}={kind}"]
     if db_file:
         args += ["--db-filename", db_file]
     process = _spawn(args, log_path)

@@ -37,6 +37,9 @@ class RuntimeConfig(BaseModel):
     5,000-iteration foreach ran in 16 s with 50 pending, 36 s with 100 —
     several force-failed tasks and replays of 3-5 s each); raise it for slow
     handlers that should run wider.
+    ``search_attributes`` says the namespace has FFL's search attributes
+    registered (the interpreter worker checks at start), so runs upsert them;
+    without it runs carry the same facts in their memo only.
     """
 
     model_config = ConfigDict(extra="forbid")
@@ -46,6 +49,7 @@ class RuntimeConfig(BaseModel):
     queues: dict[str, str] = Field(default_factory=dict)
     mirror: bool = False
     max_pending_activities: int = Field(default=45, ge=1, le=1900)
+    search_attributes: bool = False
 
     def retry_for(self, facet: str) -> RetryConfig:
         return self.facet_retry.get(facet, self.retry)

@@ -17,7 +17,7 @@ from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue, RetryPolicy
+from temporalio.common import RawValue, RetryPolicy, SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
@@ -28,8 +28,10 @@ with workflow.unsafe.imports_passed_through():
         MIRROR_ACTIVITY,
         STEPS_QUERY,
     )
+    from interpreter.program.display import program_details, short_name
     from interpreter.program.model import Program
     from interpreter.program.pinned import unpack_program
+    from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
 
 from .limits import oversize, too_large
 from .runner import Interpreter, activity_failure
@@ -128,11 +130,21 @@ class FFLWorkflow:
             message, error_type = activity_failure(err)
             raise ApplicationError(f"cannot load workflow '{name}': {message}", type=error_type,
                                    non_retryable=True) from None
-        if pinned != loaded["hash"]:
-            workflow.upsert_memo({MEMO_PROGRAM_HASH: loaded["hash"]})
         program = unpack_program(loaded)
         config = RuntimeConfig.model_validate(loaded.get("config") or {})
+        self.describe(name, loaded["hash"], loaded.get("sources") or [], config)
         return program, loaded["hash"], config
+
+    def describe(self, name: str, program_hash: str, sources: list[str], config: RuntimeConfig) -> None:
+        """Memo, search attributes (where registered, as pinned in config) and the UI's details."""
+        memo = run_memo(name, program_hash, sources)
+        changed = {key: value for key, value in memo.items() if workflow.memo_value(key, None) != value}
+        if changed:
+            workflow.upsert_memo(changed)
+        if config.search_attributes:
+            workflow.upsert_search_attributes([SearchAttributeKey.for_keyword(key).value_set(value)
+                                               for key, value in run_search_attributes(name, program_hash).items()])
+        self.tracker.describe_run(short_name(name), program_details(name, program_hash, sources, namespace_of(name)))
 
     @workflow.query(name=STEPS_QUERY)
     def steps(self) -> list[dict[str, Any]]:

@@ -37,6 +37,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RetryConfig, RuntimeConfig
     from interpreter.program.constants import RUN_SCRIPT_ACTIVITY
+    from interpreter.program.display import activity_summary, script_summary, short_name, step_text
     from interpreter.program.evaluate import EvaluationError, evaluate
     from interpreter.program.model import Block, Catch, FacetDecl, Program, Step, Yield
 
@@ -85,6 +86,8 @@ class Interpreter:
         self.declared: dict[str, tuple[str, ...]] = {}  # facet → declared returns, computed once
         # Bounds pending activities: see RuntimeConfig.max_pending_activities for why.
         self.activity_slots = asyncio.Semaphore(config.max_pending_activities)
+        self.root = ""  # the workflow's short name, leading readable paths in activity summaries
+        self.step_texts: dict[str, str] = {}  # statement id → the step as written, computed once
 
     # ------------------------------------------------------------------ declarations
 
@@ -110,6 +113,7 @@ class Interpreter:
                                    type="InvalidParameters", non_retryable=True) from err
 
     async def run_workflow(self, decl: FacetDecl, params: dict[str, Any]) -> dict[str, Any]:
+        self.root = short_name(decl.qname)
         try:
             return await self.run_declaration(decl, params, "", None)
         except StepFailure as failure:
@@ -341,7 +345,7 @@ class Interpreter:
         has_body = decl is not None and (bool(decl.blocks) or decl.script is not None)
         if decl is not None and (call.kind == "event" or decl.prompt is not None):
             # Prompt facets dispatch like event facets: a handler registered under the facet's name answers.
-            returns = await self.run_activity(decl, call.queue, args, path)
+            returns = await self.run_activity(decl, call.queue, args, path, self.summary(step, path))
             if has_body and not step.blocks:
                 returns = await self.run_declaration(decl, args, path, scope, initial=returns)
             else:
@@ -397,7 +401,17 @@ class Interpreter:
 
     # ------------------------------------------------------------------ activities
 
-    async def run_activity(self, decl: FacetDecl, queue: str | None, args: dict[str, Any], path: str) -> dict:
+    def summary(self, step: Step, path: str) -> str:
+        """The activity's summary in the Web UI: the step as written and its readable path."""
+        text = self.step_texts.get(step.id) if step.id else None
+        if text is None:
+            text = step_text(step)
+            if step.id:
+                self.step_texts[step.id] = text
+        return activity_summary(text, path, self.root)
+
+    async def run_activity(self, decl: FacetDecl, queue: str | None, args: dict[str, Any], path: str,
+                           summary: str = "") -> dict:
         """An event facet's handler, as the activity named after the facet on its queue."""
         facet = decl.qname
         retry = self.config.retry_for(facet)
@@ -411,7 +425,7 @@ class Interpreter:
                 result = await workflow.execute_activity(
                     facet, args, task_queue=task_queue, activity_id=path,
                     start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
-                    retry_policy=retry_policy(retry), summary=path,
+                    retry_policy=retry_policy(retry), summary=summary or path,
                 )
         except ActivityError as err:
             message, error_type = activity_failure(err)
@@ -435,7 +449,7 @@ class Interpreter:
                     RUN_SCRIPT_ACTIVITY, {"code": code, "params": params, "step": path},
                     task_queue=workflow.info().task_queue, activity_id=path,
                     start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
-                    retry_policy=retry_policy(retry), summary=path,
+                    retry_policy=retry_policy(retry), summary=script_summary(owner, path, self.root),
                 )
         except ActivityError as err:
             message, error_type = activity_failure(err)

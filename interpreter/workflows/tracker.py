@@ -12,7 +12,10 @@ from typing import Any
 
 from temporalio import workflow
 
-STATES = ("running", "completed", "failed", "caught")
+with workflow.unsafe.imports_passed_through():
+    from interpreter.program.display import current_details, readable_path
+
+STATES = ("running", "completed", "failed", "caught", "cancelled")
 
 QUERY_RETURNS_BUDGET = 1_000_000
 """JSON bytes of step returns one steps-query answer carries at most."""
@@ -29,6 +32,13 @@ class Tracker:
         self.workflow_id = ""
         self.run_id = ""
         self.program_hash = ""  # from the first runner record; step and task records carry it (flow ids)
+        self.root = ""  # the workflow's short name and what it runs, for the Web UI's current details
+        self.header = ""
+        self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
+
+    def describe_run(self, root: str, header: str) -> None:
+        self.root, self.header = root, header
+        self._details()
 
     def bind(self, workflow_id: str, run_id: str) -> None:
         self.workflow_id, self.run_id = workflow_id, run_id
@@ -51,6 +61,10 @@ class Tracker:
             record["returns"] = returns
         if error is not None:
             record["error"] = error
+        if state == "running":
+            self.running[path] = facet
+        else:
+            self.running.pop(path, None)
         self._details()
         if self.mirror:
             place = self.places.get(path)
@@ -123,9 +137,11 @@ class Tracker:
         return records
 
     def _details(self) -> None:
-        done = self.counts["completed"] + self.counts["caught"]
-        workflow.set_current_details(
-            f"steps: {done} done, {self.counts['running']} running, {self.counts['failed']} failed")
+        current = None
+        if self.running:
+            path = next(reversed(self.running))
+            current = f"{self.running[path]} at {readable_path(path, self.root)}"
+        workflow.set_current_details(current_details(self.header, self.counts, current))
 
     # ------------------------------------------------------------------ runner and log
 

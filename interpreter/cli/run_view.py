@@ -1,0 +1,232 @@
+"""Everything Temporal knows about one run, gathered for ``ffl status``, progress and the run graph.
+
+One ``RunView`` joins the workflow's description (state, memo, pending
+activities with attempt, last failure and last worker), the pollers of each
+queue a pending activity waits on, the workflow's ``steps`` query and, for a
+closed run, its outcome (returns or failure). Rendering is pure and lives in
+``status_view``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import re
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from ..program.constants import LOAD_PROGRAM_ACTIVITY, MEMO_PROGRAM_HASH, STEPS_QUERY
+
+POLLER_FRESH = timedelta(seconds=150)
+"""A poller seen this recently counts as a worker on the queue (idle workers long-poll for about a minute)."""
+
+_FAILED_STEP = re.compile(r"^step '(?P<path>[^']*)' \((?P<facet>[^)]*)\) failed: (?P<type>[^:]+): (?P<cause>.*)$", re.S)
+
+STATUS_NAMES = {
+    "RUNNING": "running", "COMPLETED": "completed", "FAILED": "failed", "CANCELED": "cancelled",
+    "TERMINATED": "terminated", "TIMED_OUT": "timed out", "CONTINUED_AS_NEW": "continued as new",
+}
+
+
+@dataclass
+class Pending:
+    """A pending activity of the run: what Temporal says about the step's handler call right now."""
+
+    path: str
+    facet: str
+    state: str  # scheduled | started | cancel requested
+    attempt: int = 1
+    maximum_attempts: int = 0  # 0: unlimited
+    last_error: str | None = None
+    worker: str | None = None
+    queue: str | None = None
+    pollers: list[str] | None = None  # identities polling ``queue`` lately; None: unknown
+    scheduled: datetime | None = None
+    next_attempt: datetime | None = None
+
+
+@dataclass
+class Failure:
+    """Why a run failed: the failing step and facet when the message names them (it does for step failures)."""
+
+    message: str
+    error_type: str = ""
+    step: str | None = None
+    facet: str | None = None
+    cause: str = ""
+    within: list[str] = field(default_factory=list)
+
+
+@dataclass
+class RunView:
+    workflow: str
+    workflow_id: str
+    run_id: str
+    status: str
+    task_queue: str = ""
+    started: datetime | None = None
+    closed: datetime | None = None
+    memo: dict[str, Any] = field(default_factory=dict)
+    summary: str | None = None
+    steps: list[dict[str, Any]] | None = None
+    steps_error: str | None = None
+    pending: dict[str, Pending] = field(default_factory=dict)
+    interpreter_pollers: list[str] | None = None
+    failure: Failure | None = None
+    returns: Any = None
+    now: datetime = field(default_factory=lambda: datetime.now(UTC))
+
+    @property
+    def closed_run(self) -> bool:
+        return self.status != "running"
+
+    @property
+    def program_hash(self) -> str:
+        return str(self.memo.get(MEMO_PROGRAM_HASH) or "")
+
+
+def parse_failure(message: str, error_type: str = "") -> Failure:
+    """The interpreter's failure message (``step 'p' (facet) failed: Type: cause``) taken apart."""
+    first, *rest = message.split("\n")
+    within = [line.strip() for line in rest if line.strip().startswith("in step ")]
+    match = _FAILED_STEP.match(first)
+    if match is None:
+        return Failure(message=message, error_type=error_type, cause=message)
+    return Failure(message=message, error_type=error_type or match["type"], step=match["path"],
+                   facet=match["facet"], cause=match["cause"], within=within)
+
+
+def failure_from_error(error: BaseException) -> tuple[str | None, Failure | None]:
+    """(status override, failure) from what ``handle.result()`` raised for a closed run."""
+    from temporalio.client import WorkflowFailureError
+    from temporalio.exceptions import ApplicationError, CancelledError, TerminatedError, TimeoutError
+
+    cause = error.cause if isinstance(error, WorkflowFailureError) else error
+    if isinstance(cause, CancelledError):
+        return "cancelled", None
+    if isinstance(cause, TerminatedError):
+        return "terminated", Failure(message=f"terminated: {cause.message or 'no reason given'}",
+                                     error_type="Terminated", cause=cause.message or "")
+    if isinstance(cause, TimeoutError):
+        return "timed out", Failure(message=f"the run timed out ({cause.type.name if cause.type else 'timeout'})",
+                                    error_type="TimeoutError")
+    if isinstance(cause, ApplicationError):
+        return None, parse_failure(cause.message, cause.type or "")
+    text = getattr(cause, "message", None) or str(cause)
+    return None, Failure(message=text, error_type=type(cause).__name__, cause=text)
+
+
+async def queue_pollers(client, queue: str, workflow_queue: bool = False, now: datetime | None = None) -> list[str]:
+    """Identities of workers that polled ``queue`` lately (activity pollers, or workflow pollers)."""
+    from temporalio.api.enums.v1 import TaskQueueType
+    from temporalio.api.taskqueue.v1 import TaskQueue
+    from temporalio.api.workflowservice.v1 import DescribeTaskQueueRequest
+
+    kind = TaskQueueType.TASK_QUEUE_TYPE_WORKFLOW if workflow_queue else TaskQueueType.TASK_QUEUE_TYPE_ACTIVITY
+    response = await client.workflow_service.describe_task_queue(DescribeTaskQueueRequest(
+        namespace=client.namespace, task_queue=TaskQueue(name=queue), task_queue_type=kind))
+    now = now or datetime.now(UTC)
+    fresh = []
+    for poller in response.pollers:
+        seen = poller.last_access_time.ToDatetime(tzinfo=UTC) if poller.HasField("last_access_time") else now
+        if now - seen <= POLLER_FRESH:
+            fresh.append(poller.identity)
+    return sorted(fresh)
+
+
+def _pending(raw) -> Pending:
+    from temporalio.api.enums.v1 import PendingActivityState
+
+    state = PendingActivityState.Name(raw.state).removeprefix("PENDING_ACTIVITY_STATE_").lower().replace("_", " ")
+    last_error = None
+    if raw.HasField("last_failure"):
+        failure = raw.last_failure
+        kind = failure.application_failure_info.type if failure.HasField("application_failure_info") else ""
+        message = failure.message
+        if failure.HasField("cause") and not message:
+            message = failure.cause.message
+        message = message.removeprefix(f"{raw.activity_type.name}: ")  # handlers prefix their facet's name
+        last_error = f"{kind}: {message}" if kind and kind not in message else message
+    queue = raw.activity_options.task_queue.name if raw.HasField("activity_options") else ""
+    return Pending(
+        path=raw.activity_id, facet=raw.activity_type.name, state=state, attempt=raw.attempt or 1,
+        maximum_attempts=raw.maximum_attempts, last_error=last_error, worker=raw.last_worker_identity or None,
+        queue=queue or None,
+        scheduled=raw.scheduled_time.ToDatetime(tzinfo=UTC) if raw.HasField("scheduled_time") else None,
+        next_attempt=(raw.next_attempt_schedule_time.ToDatetime(tzinfo=UTC)
+                      if raw.HasField("next_attempt_schedule_time") else None),
+    )
+
+
+async def find_handle(client, target: str):
+    """The handle of a workflow id, or of the workflow holding run id ``target``."""
+    run_id = None
+    if re.fullmatch(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}", target):
+        with contextlib.suppress(Exception):  # visibility may lag or be unavailable: then it is a workflow id
+            async for found in client.list_workflows(f'RunId = "{target}"', limit=1):
+                target, run_id = found.id, found.run_id
+    return client.get_workflow_handle(target, run_id=run_id)
+
+
+async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bool = True) -> RunView:
+    """Describe the run, query its steps and, once closed, read its outcome."""
+    description = await handle.describe()
+    status = STATUS_NAMES.get(description.status.name if description.status else "", "unknown")
+    memo = await description.memo()
+    raw = description.raw_description
+    summary = None
+    with contextlib.suppress(Exception):
+        summary = await description.static_summary()
+    view = RunView(workflow=description.workflow_type, workflow_id=description.id, run_id=description.run_id,
+                   status=status, task_queue=description.task_queue, started=description.start_time,
+                   closed=description.close_time, memo=memo, summary=summary)
+    view.pending = {p.path: p for p in (_pending(item) for item in raw.pending_activities)}
+    queues = sorted({p.queue for p in view.pending.values() if p.queue})
+    polled = await asyncio.gather(*(queue_pollers(client, q, now=view.now) for q in queues), return_exceptions=True)
+    by_queue = {q: (None if isinstance(found, BaseException) else found) for q, found in zip(queues, polled, strict=True)}
+    for item in view.pending.values():
+        item.pollers = by_queue.get(item.queue) if item.queue else None
+    try:
+        view.steps = await asyncio.wait_for(handle.query(STEPS_QUERY), query_timeout)
+    except Exception as exc:  # noqa: BLE001 - reported, the rest of the view still helps
+        view.steps_error = await _why_no_steps(client, view, exc)
+    if view.closed_run and outcome:
+        try:
+            view.returns = await asyncio.wait_for(handle.result(follow_runs=False), query_timeout)
+        except Exception as exc:  # noqa: BLE001 - the failure is what we came for
+            override, view.failure = failure_from_error(exc)
+            view.status = override or view.status
+    return view
+
+
+async def _why_no_steps(client, view: RunView, error: BaseException) -> str:
+    if view.task_queue:
+        with contextlib.suppress(Exception):
+            view.interpreter_pollers = await queue_pollers(client, view.task_queue, workflow_queue=True, now=view.now)
+    if view.interpreter_pollers == []:
+        return f"no interpreter worker polling queue {view.task_queue} (start one: python worker.py --task-queue {view.task_queue})"
+    if isinstance(error, asyncio.TimeoutError):
+        return "the steps query timed out"
+    text = getattr(error, "message", None) or str(error)
+    return f"the steps query failed: {text.splitlines()[0] if text else type(error).__name__}"
+
+
+async def pinned_program(client, handle, max_events: int = 500):
+    """The program the run pinned in its history (LoadProgram's result), or None when not (yet) there."""
+    from ..program.pinned import unpack_program
+
+    scheduled: dict[int, str] = {}
+    seen = 0
+    async for event in handle.fetch_history_events(page_size=100):
+        seen += 1
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+        elif event.HasField("activity_task_completed_event_attributes"):
+            attrs = event.activity_task_completed_event_attributes
+            if scheduled.get(attrs.scheduled_event_id) == LOAD_PROGRAM_ACTIVITY and attrs.result.payloads:
+                loaded = client.data_converter.payload_converter.from_payload(attrs.result.payloads[0], None)
+                return unpack_program(loaded), loaded
+        if seen >= max_events:
+            break
+    return None, None
