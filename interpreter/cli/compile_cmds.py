@@ -19,6 +19,7 @@ from ..compiler.graph import GraphError, render
 from ..compiler.sources import expand
 from ..program.model import Program
 from ..program.serialize import program_to_json
+from .connect import add_connection_args
 
 _DIAGNOSTICS = ("Errors are printed to stdout as 'file:line:col: message' (exit status 1); warnings to stderr "
                 "as 'file:line:col: warning: message' (exit status 0 unless --strict).")  # fmt: skip
@@ -82,6 +83,13 @@ def _compile(args: argparse.Namespace) -> int:
 
 
 def _graph(args: argparse.Namespace) -> int:
+    if args.run:  # a live run, coloured by its steps' states
+        from .status_cmds import graph_of_run
+
+        return graph_of_run(args)
+    if not args.files:
+        print("error: give FILEs to draw, or --run RUN to draw a run", file=sys.stderr)
+        return 2
     program, status = _program(args)
     if program is None:
         return status
@@ -93,7 +101,15 @@ def _graph(args: argparse.Namespace) -> int:
             return 2
         name = program.workflows[0]
     try:
-        text = render(program, name, args.format)
+        text = render(program, name, "dot" if args.format == "svg" else args.format)
+        if args.format == "svg":
+            from .status_cmds import StatusError, svg_from_dot
+
+            try:
+                text = svg_from_dot(text)
+            except StatusError as exc:
+                print(f"error: {exc}", file=sys.stderr)
+                return 2
     except GraphError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -120,12 +136,17 @@ def register(subparsers) -> None:
 
     graph = subparsers.add_parser(
         "graph",
-        help="draw a workflow's steps and dependencies",
-        description=f"Draw a workflow as Mermaid or Graphviz DOT. {_DIAGNOSTICS} "
-        "An unknown workflow is reported on stderr with the available ones (exit status 2).",
+        help="draw a workflow's steps and dependencies (or a run's, coloured by state, with --run)",
+        description=f"Draw a workflow as Mermaid, Graphviz DOT or SVG (SVG needs Graphviz's dot). {_DIAGNOSTICS} "
+        "An unknown workflow is reported on stderr with the available ones (exit status 2). With --run, "
+        "draw a run's workflow from the program it pinned, each step coloured by its state "
+        "(the same as ffl status RUN --graph FORMAT).",
     )
-    graph.add_argument("files", nargs="+", metavar="FILE", help="FFL files or directories of *.ffl")
+    graph.add_argument("files", nargs="*", metavar="FILE", help="FFL files or directories of *.ffl")
     graph.add_argument("--workflow", "-w", metavar="NAME", help="qualified or unique short workflow name")
-    graph.add_argument("--format", "-f", choices=("mermaid", "dot"), default="mermaid")
+    graph.add_argument("--format", "-f", choices=("mermaid", "dot", "svg"), default="mermaid")
     graph.add_argument("-o", "--output", metavar="PATH", help="write the drawing here instead of stdout")
+    graph.add_argument("--run", metavar="RUN_ID_OR_WORKFLOW_ID", help="draw this run (Temporal connection "
+                       "from --address/--namespace or TEMPORAL_* variables)")
+    add_connection_args(graph)
     graph.set_defaults(func=_graph)

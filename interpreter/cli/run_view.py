@@ -191,6 +191,10 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
         view.steps = await asyncio.wait_for(handle.query(STEPS_QUERY), query_timeout)
     except Exception as exc:  # noqa: BLE001 - reported, the rest of the view still helps
         view.steps_error = await _why_no_steps(client, view, exc)
+        if view.closed_run:  # the history still tells what each handler call did
+            with contextlib.suppress(Exception):
+                view.steps = await steps_from_history(handle)
+                view.steps_error += "; showing the handler steps recorded in the run's history"
     if view.closed_run and outcome:
         try:
             view.returns = await asyncio.wait_for(handle.result(follow_runs=False), query_timeout)
@@ -210,6 +214,36 @@ async def _why_no_steps(client, view: RunView, error: BaseException) -> str:
         return "the steps query timed out"
     text = getattr(error, "message", None) or str(error)
     return f"the steps query failed: {text.splitlines()[0] if text else type(error).__name__}"
+
+
+async def steps_from_history(handle, max_events: int = 20_000) -> list[dict[str, Any]]:
+    """Event-facet steps as the history records them (activity id = step path), for a run no worker answers."""
+    from ..program.constants import LOAD_PROGRAM_ACTIVITY as load
+    from ..program.constants import MIRROR_ACTIVITY as mirror
+
+    records: dict[int, dict[str, Any]] = {}
+    seen = 0
+    async for event in handle.fetch_history_events(page_size=1000):
+        seen += 1
+        if event.HasField("activity_task_scheduled_event_attributes"):
+            attrs = event.activity_task_scheduled_event_attributes
+            if attrs.activity_type.name not in (load, mirror):
+                records[event.event_id] = {"path": attrs.activity_id, "facet": attrs.activity_type.name,
+                                           "state": "running", "returns": None, "error": None}
+        for field_name, state in (("activity_task_completed_event_attributes", "completed"),
+                                  ("activity_task_failed_event_attributes", "failed"),
+                                  ("activity_task_timed_out_event_attributes", "failed"),
+                                  ("activity_task_canceled_event_attributes", "cancelled")):
+            if event.HasField(field_name):
+                attrs = getattr(event, field_name)
+                record = records.get(attrs.scheduled_event_id)
+                if record is not None:
+                    record["state"] = state
+                    if hasattr(attrs, "failure") and attrs.HasField("failure"):
+                        record["error"] = attrs.failure.message
+        if seen >= max_events:
+            break
+    return list(records.values())
 
 
 async def pinned_program(client, handle, max_events: int = 500):

@@ -129,15 +129,18 @@ def tree_lines(rows: list[dict[str, Any]], *, values: bool = True, root: str = "
     """One line per step, children under their step, siblings in the order they started."""
     by_path = {str(row.get("path", "")): row for row in rows}
     children: dict[str | None, list[str]] = {}
+    parents: dict[str, str | None] = {}
     for path in by_path:
-        children.setdefault(_parent(path, by_path), []).append(path)
+        parents[path] = _parent(path, by_path)
+        children.setdefault(parents[path], []).append(path)
     lines: list[str] = []
     stack = [(path, 0) for path in reversed(children.get(None, []))]
     while stack:
         path, depth = stack.pop()
         row = by_path[path]
         display = row.get("display") or "running"
-        name = path.rsplit("/", 1)[-1]
+        parent = parents[path]
+        name = readable_path(path[len(parent) + 1:] if parent else path)  # foreach[2] › who under its step
         label = f"[{display}{': ' + row['detail'] if row.get('detail') else ''}]"
         line = f"{'  ' * depth}{MARKS.get(display, '?')} {name}  {row.get('facet', '')}  {label}"
         if row.get("error") and display in ("failed", "cancelled"):
