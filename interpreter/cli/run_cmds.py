@@ -212,6 +212,10 @@ async def _publish_to_mirror(program: Program, uri: str) -> None:
         _err(f"warning: program not stored in the mirror's flows: {exc}")
 
 
+SHUTDOWN_GRACE = 2.0
+"""Seconds a handler still running when ``ffl run`` ends (Ctrl-C) may take before it is cancelled."""
+
+
 class Interrupted(Exception):
     """Ctrl-C (or SIGTERM) arrived while ``ffl run`` was setting up."""
 
@@ -290,14 +294,16 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
             mirror = open_mirror(env.mirror, env.store, [queue, *queues], registry.names(), "ffl-run")
             stack.push_async_callback(asyncio.to_thread, mirror.close)
         listeners = [mirror.listener] if mirror else []
+        # In-process workers stop with the command: a handler still running after Ctrl-C gets 2 s, not 10.
         workers = [build_worker(client, queue, registry, store=env.store, config=config, interpreter=True,
-                                mirror=mirror.writer if mirror else None, listeners=listeners)]  # fmt: skip
-        workers += [build_worker(client, q, registry, config=config, listeners=listeners) for q in queues]
+                                mirror=mirror.writer if mirror else None, listeners=listeners,
+                                shutdown_grace=SHUTDOWN_GRACE)]  # fmt: skip
+        workers += [build_worker(client, q, registry, config=config, listeners=listeners,
+                                 shutdown_grace=SHUTDOWN_GRACE) for q in queues]
         tasks = [asyncio.create_task(w.run()) for w in workers]
         for task in tasks:
             task.add_done_callback(_consume)
-        grace = {"seconds": 10.0}  # shortened after Ctrl-C: handlers still running are not waited for
-        stack.push_async_callback(_shutdown, workers, tasks, grace)
+        stack.push_async_callback(_shutdown, workers, tasks)
         workflow_id = f"ffl-{args.workflow}-{uuid.uuid4().hex[:8]}"
         sources = source_files(json.loads(trim_program(program_to_json(program), args.workflow)))
         namespace = program.facets[args.workflow].namespace
@@ -327,7 +333,6 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
             for line in describe_failure(exc):
                 _err(f"  {line}")
         except Interrupted:
-            grace["seconds"] = 2.0
             _err(await _interrupted(handle, env, queues=[queue, *queues]))
             return interrupted_status
         if args.keep_server:
@@ -385,14 +390,10 @@ async def _interrupted(handle, env: _Services, queues: list[str]) -> str:
             f"temporal workflow cancel --workflow-id {handle.id} {target}")
 
 
-async def _shutdown(workers: list, tasks: list[asyncio.Task], grace: dict[str, float]) -> None:
-    """Stop the in-process workers; after Ctrl-C give running handlers only a short grace."""
-    stopping = asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
-    try:
-        await asyncio.wait_for(asyncio.shield(stopping), grace["seconds"])
-        await asyncio.wait_for(asyncio.gather(*tasks, return_exceptions=True), grace["seconds"])
-    except TimeoutError:
-        stopping.add_done_callback(_consume)
+async def _shutdown(workers: list, tasks: list[asyncio.Task]) -> None:
+    """Stop the in-process workers (each gives running handlers SHUTDOWN_GRACE seconds)."""
+    await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
+    await asyncio.gather(*tasks, return_exceptions=True)
 
 
 async def _wait_for_interrupt(where: str, workflow_id: str, stop: asyncio.Event) -> None:

@@ -157,7 +157,7 @@ def graph_of_run(args: argparse.Namespace) -> int:
     args.id, args.graph, args.json, args.watch, args.brief = args.run, args.format, False, False, True
     args.timeout, args.interval, args.mongo, args.database = 10.0, 1.0, None, None
     code = status(args)
-    return 0 if code in (0, 1, 2, 3) else code
+    return 0 if code in (0, 1, 2, 3) else 1
 
 
 def add_status_args(status_parser: argparse.ArgumentParser) -> None:
