@@ -201,7 +201,21 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
         except Exception as exc:  # noqa: BLE001 - the failure is what we came for
             override, view.failure = failure_from_error(exc)
             view.status = override or view.status
+        if view.status == "terminated":
+            with contextlib.suppress(Exception):
+                reason = await _termination_reason(handle)
+                view.failure = Failure(message=f"terminated: {reason or 'no reason given'}",
+                                       error_type="Terminated", cause=reason)
     return view
+
+
+async def _termination_reason(handle) -> str:
+    from temporalio.client import WorkflowHistoryEventFilterType
+
+    async for event in handle.fetch_history_events(event_filter_type=WorkflowHistoryEventFilterType.CLOSE_EVENT):
+        if event.HasField("workflow_execution_terminated_event_attributes"):
+            return event.workflow_execution_terminated_event_attributes.reason
+    return ""
 
 
 async def _why_no_steps(client, view: RunView, error: BaseException) -> str:

@@ -143,7 +143,7 @@ def tree_lines(rows: list[dict[str, Any]], *, values: bool = True, root: str = "
         name = readable_path(path[len(parent) + 1:] if parent else path)  # foreach[2] › who under its step
         label = f"[{display}{': ' + row['detail'] if row.get('detail') else ''}]"
         line = f"{'  ' * depth}{MARKS.get(display, '?')} {name}  {row.get('facet', '')}  {label}"
-        if row.get("error") and display in ("failed", "cancelled"):
+        if row.get("error") and display == "failed":
             line += f"  error: {str(row['error']).splitlines()[0]}"
         elif values and row.get("returns") is not None and display == "done":
             line += f"  -> {json_short(row['returns'])}"
