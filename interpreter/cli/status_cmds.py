@@ -116,7 +116,7 @@ def _from_mirror(args: argparse.Namespace, uri: str) -> int | None:
 
     shown = status_from_mongo(args.id, uri, args.database, brief=args.brief, missing_ok=True)
     if shown is None:
-        _err(f"run {args.id} is not in the mirror; asking the workflow")
+        _err(f"run {args.id} is not in the mirror at {uri}; asking the workflow")
     return shown
 
 

@@ -80,6 +80,6 @@ def test_status_asks_the_workflow_when_the_mirror_lacks_the_run(temporal_service
     code = ffl(["status", "no-such-run", "--mongo", mongo_uri, "--database", mongo_db.name,
                 "--address", temporal_service.address])  # fmt: skip
     err = capsys.readouterr().err
-    assert code == 1
+    assert code == 4  # ffl status: the run's state could not be read
     assert f"run no-such-run is not in the mirror at {mongo_uri}; asking the workflow" in err
     assert "no-such-run" in err.splitlines()[-1]  # the query side's own error: no such workflow
