@@ -1,0 +1,23 @@
+"""Handlers of the UI demo: prices by name length, a reservation that fails for "broken" items."""
+
+import time
+
+from interpreter.activities.handlers import handler
+
+
+@handler("shop.Price")
+def price(payload):
+    time.sleep(60 if payload["item"].startswith("slow") else 0.3)  # "slow-…" items keep a run live
+    return {"amount": 50 * len(payload["item"])}
+
+
+@handler("shop.Reserve")
+def reserve(payload):
+    if "broken" in payload["item"]:
+        raise ValueError(f"no stock for {payload['item']}")
+    return {"ticket": f"T-{payload['item']}-{payload['amount']}"}
+
+
+@handler("shop.Notify")
+def notify(payload):
+    return {"sent": True}
