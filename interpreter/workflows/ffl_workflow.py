@@ -38,6 +38,10 @@ from .runner import Interpreter, activity_failure
 from .state import Skipped, StepFailure
 from .tracker import Tracker
 
+RUN_METADATA_PATCH = "ffl-run-metadata"
+"""Patch introduced after release 0.1.0: a run's memo also names its workflow, namespace and sources,
+and FFL's search attributes are upserted where registered. 0.1.0 histories upserted the program hash alone."""
+
 MIRROR_BATCH = 500
 """Most records sent in one Mirror activity; records gather while one is in flight."""
 
@@ -137,6 +141,11 @@ class FFLWorkflow:
 
     def describe(self, name: str, program_hash: str, sources: list[str], config: RuntimeConfig) -> None:
         """Memo, search attributes (where registered, as pinned in config) and the UI's details."""
+        self.tracker.describe_run(short_name(name), program_details(name, program_hash, sources, namespace_of(name)))
+        if not workflow.patched(RUN_METADATA_PATCH):
+            if workflow.memo_value(MEMO_PROGRAM_HASH, None) != program_hash:
+                workflow.upsert_memo({MEMO_PROGRAM_HASH: program_hash})
+            return
         memo = run_memo(name, program_hash, sources)
         changed = {key: value for key, value in memo.items() if workflow.memo_value(key, None) != value}
         if changed:
@@ -144,7 +153,6 @@ class FFLWorkflow:
         if config.search_attributes:
             workflow.upsert_search_attributes([SearchAttributeKey.for_keyword(key).value_set(value)
                                                for key, value in run_search_attributes(name, program_hash).items()])
-        self.tracker.describe_run(short_name(name), program_details(name, program_hash, sources, namespace_of(name)))
 
     @workflow.query(name=STEPS_QUERY)
     def steps(self) -> list[dict[str, Any]]:
