@@ -30,12 +30,3 @@ async def pending_progress(description: Any) -> dict[str, dict[str, Any]]:
         if isinstance(last, dict) and ("progress_pct" in last or "progress_message" in last):
             found[pending.activity_id] = {"pct": last.get("progress_pct"), "message": last.get("progress_message")}
     return found
-
-
-def with_progress(steps: list[dict[str, Any]], progress: dict[str, dict[str, Any]]) -> list[dict[str, Any]]:
-    """The steps query's records, each running step with the ``progress`` its handler last reported."""
-    out = []
-    for step in steps:
-        found = progress.get(str(step.get("path", "")))
-        out.append({**step, "progress": found} if found and step.get("state") == "running" else step)
-    return out

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MEMO_PROGRAM_HASH, STEPS_QUERY
+from .heartbeats import pending_progress
 
 POLLER_FRESH = timedelta(seconds=150)
 """A poller seen this recently counts as a worker on the queue (idle workers long-poll for about a minute)."""
@@ -73,6 +74,7 @@ class RunView:
     steps_error: str | None = None
     pending: dict[str, Pending] = field(default_factory=dict)
     interpreter_pollers: list[str] | None = None
+    progress: dict[str, dict[str, Any]] = field(default_factory=dict)  # step path → handler's last heartbeat
     failure: Failure | None = None
     returns: Any = None
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -182,6 +184,8 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
                    status=status, task_queue=description.task_queue, started=description.start_time,
                    closed=description.close_time, memo=memo, summary=summary)
     view.pending = {p.path: p for p in (_pending(item) for item in raw.pending_activities)}
+    with contextlib.suppress(Exception):
+        view.progress = await pending_progress(description)
     queues = sorted({p.queue for p in view.pending.values() if p.queue})
     polled = await asyncio.gather(*(queue_pollers(client, q, now=view.now) for q in queues), return_exceptions=True)
     by_queue = {q: (None if isinstance(found, BaseException) else found) for q, found in zip(queues, polled, strict=True)}

@@ -93,6 +93,8 @@ def step_rows(view: RunView) -> list[dict[str, Any]]:
                 display, detail = pending_detail(pending, view.now)
                 row.update(attempt=pending.attempt, maximum_attempts=pending.maximum_attempts,
                            last_error=pending.last_error, worker=pending.worker, queue=pending.queue)
+                if view.progress.get(pending.path):  # the handler's last heartbeat: progress_pct/message
+                    row["progress"] = view.progress[pending.path]
             else:
                 display = "running"
         else:
@@ -100,6 +102,12 @@ def step_rows(view: RunView) -> list[dict[str, Any]]:
         row["display"], row["detail"] = display, detail
         rows.append(row)
     return rows
+
+
+def progress_text(progress: dict[str, Any]) -> str:
+    """``40% waiting for the gate`` from a handler's heartbeat ``{"pct", "message"}``."""
+    shown = [f"{progress['pct']}%" if progress.get("pct") is not None else "", progress.get("message") or ""]
+    return " ".join(part for part in shown if part)
 
 
 def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
@@ -145,6 +153,8 @@ def tree_lines(rows: list[dict[str, Any]], *, values: bool = True, root: str = "
         line = f"{'  ' * depth}{MARKS.get(display, '?')} {name}  {row.get('facet', '')}  {label}"
         if row.get("error") and display == "failed":
             line += f"  error: {str(row['error']).splitlines()[0]}"
+        elif row.get("progress"):
+            line += f"  progress: {progress_text(row['progress'])}"
         elif values and row.get("returns") is not None and display == "done":
             line += f"  -> {json_short(row['returns'])}"
         lines.append(line)
@@ -205,7 +215,7 @@ def to_json(view: RunView, *, values: bool = True) -> dict[str, Any]:
     steps = []
     for row in rows:
         item = {key: row.get(key) for key in ("path", "facet", "state", "display", "detail", "error")}
-        for key in ("attempt", "maximum_attempts", "last_error", "worker", "queue"):
+        for key in ("attempt", "maximum_attempts", "last_error", "worker", "queue", "progress"):
             if key in row:
                 item[key] = row[key]
         if values:
