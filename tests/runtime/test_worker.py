@@ -166,7 +166,7 @@ def test_separate_worker_processes_with_temporal_cli(temporal_service, tmp_path)
         status = subprocess.run([*ffl, "status", run_id, "--address", address],
                                 cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
         assert status.returncode == 0, status.stderr
-        assert f"{workflow_id} run {run_id}: COMPLETED" in status.stdout and "steps: 7 done, 0 running, 0 failed" in status.stdout
+        assert f"{workflow_id} run {run_id}: completed" in status.stdout and "steps: 7 done, 0 running, 0 failed" in status.stdout
         assert '-> {"sum":145}' in status.stdout
         # ffl run on the shared server, with no handlers of its own, leaves calc to the calc worker process.
         own = subprocess.run([*ffl, "run", str(case / "program.ffl"), "--workflow", "calc.Diamond", "--input",
