@@ -29,6 +29,7 @@ from temporalio import activity
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, CancelledError
 
+from .handler_calls import SyncCalls, encode_returns
 from .handlers import HandlerRegistry, NonRetryableError, is_async_handler
 from .listeners import TaskEvent, TaskListener, notify_task
 from .payload import HandlerPayload, TaskIdentity, build_extras
@@ -67,6 +68,7 @@ def build_handler_activity(
     limits = dict(registry.timeouts() if timeouts is None else timeouts)
     pool: list[Executor] = [executor] if executor else []
     warned: set[str] = set()
+    calls = SyncCalls()  # boundary: a retried step waits for its earlier call instead of taking another thread
 
     def get_pool() -> Executor:
         if not pool:
@@ -74,7 +76,7 @@ def build_handler_activity(
         return pool[0]
 
     @activity.defn(dynamic=True)
-    async def run_handler(args: Sequence[RawValue]) -> dict:
+    async def run_handler(args: Sequence[RawValue]) -> RawValue:
         info = activity.info()
         facet = info.activity_type
         converter = activity.payload_converter()
@@ -130,10 +132,11 @@ def build_handler_activity(
                     result = await fn(payload)
                 else:
                     thread_context = contextvars.copy_context()
-                    result = await loop.run_in_executor(get_pool(), thread_context.run, fn, payload)
+                    result = await calls.run(get_pool(), thread_context.run, fn, payload)  # boundary
                 if inspect.isawaitable(result):
                     result = await result
             returns = _returns(facet, result)
+            encoded = encode_returns(returns)  # boundary: JSON-checked once; refused values are non-retryable
         except CancelledError:
             raise
         except TimeoutError as exc:
@@ -145,7 +148,7 @@ def build_handler_activity(
             notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
             raise error from exc
         notify_task(listeners, task_event("completed", returns=returns))
-        return returns
+        return encoded
 
     return run_handler
 

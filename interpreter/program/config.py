@@ -21,6 +21,22 @@ class RetryConfig(BaseModel):
     maximum_interval_seconds: float = 30.0
     start_to_close_seconds: float = 300.0
     non_retryable_error_types: list[str] = Field(default_factory=list)
+    schedule_to_start_seconds: float | None = Field(default=None, gt=0)
+    """Fail the step when no worker has picked its task up within this time (None: wait for one)."""
+    heartbeat_seconds: float | None = Field(default=None, gt=0)
+    """Heartbeat timeout: a handler that heartbeats (``payload["_task_heartbeat"]()``) at least this often
+    is retried this soon after its worker dies, instead of after ``start_to_close_seconds``."""
+
+
+class ScriptConfig(BaseModel):
+    """Limits of one FFL script, run in a process of its own on a worker started with ``--allow-scripts``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    timeout_seconds: float = Field(default=30.0, gt=0)
+    memory_mb: int = Field(default=512, ge=64)
+    processes: int = Field(default=4, ge=1, le=64)
+    """Scripts one worker runs at once; more wait for a free slot."""
 
 
 class RuntimeConfig(BaseModel):
@@ -50,6 +66,9 @@ class RuntimeConfig(BaseModel):
     mirror: bool = False
     max_pending_activities: int = Field(default=45, ge=1, le=1900)
     search_attributes: bool = False
+    max_nesting_depth: int = Field(default=64, ge=1, le=1000)
+    """Most composed-facet calls nested inside each other; a deeper step fails (runaway recursion)."""
+    scripts: ScriptConfig = Field(default_factory=ScriptConfig)
 
     def retry_for(self, facet: str) -> RetryConfig:
         return self.facet_retry.get(facet, self.retry)

@@ -3,7 +3,10 @@
 ``evaluate(expr, params, steps)`` computes one model ``Expr``. Parameters
 come from a mapping; step returns come through a callback so the caller
 decides what a step name means in its scope. Every failure is an
-``EvaluationError`` whose message says what could not be read or computed.
+``EvaluationError`` whose message says what could not be read or computed:
+arithmetic overflow, integers past Python's digit limit and any other error
+Python raises while evaluating become one, so a bad value fails its step (and
+``catch`` sees it) instead of the interpreter.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from typing import Any
 
 from .exprtext import expr_text
 from .model import ArrayLit, Attr, Binary, Index, Lit, MapLit, ParamRef, StepRef, Unary
+from .values import MAX_INT_DIGITS, too_many_digits
 
 
 class EvaluationError(Exception):
@@ -40,7 +44,22 @@ _MISSING = object()
 
 def evaluate(expr: Any, params: Mapping[str, Any], steps: Callable[[str], StepValue]) -> Any:
     """Value of ``expr`` with ``$.x`` read from ``params`` and ``s.f`` from ``steps(s)``."""
-    return _Evaluator(params, steps).eval(expr)
+    try:
+        return _Evaluator(params, steps).eval(expr)
+    except EvaluationError:
+        raise
+    except RecursionError as err:
+        raise EvaluationError(f"'{_text(expr)}' is nested too deeply to evaluate") from err
+    except Exception as err:  # noqa: BLE001 - every evaluation error is a step failure, never the interpreter's
+        raise EvaluationError(f"'{_text(expr)}' failed: {type(err).__name__}: {err}") from err
+
+
+def _text(expr: Any) -> str:
+    try:
+        text = expr_text(expr)
+    except Exception:  # noqa: BLE001 - only for a message
+        return type(expr).__name__
+    return text if len(text) <= 80 else text[:77] + "..."
 
 
 def to_text(value: Any) -> str:
@@ -233,6 +252,18 @@ def _arith(op: str, left: Any, right: Any) -> Any:
             return left + right
     if not (_is_number(left) and _is_number(right)):
         raise EvaluationError(f"'{op}' needs numbers, got {describe(left)} and {describe(right)}")
+    try:
+        result = _numeric(op, left, right)
+    except OverflowError as err:  # an integer too large for a float: 10**400 / 3, 10**400 * 1.5
+        raise EvaluationError(f"'{op}' overflowed: {err}") from err
+    if isinstance(result, float) and not math.isfinite(result):
+        raise EvaluationError(f"'{op}' overflowed")
+    if isinstance(result, int) and too_many_digits(result):
+        raise EvaluationError(f"'{op}' gives an integer of more than {MAX_INT_DIGITS} digits")
+    return result
+
+
+def _numeric(op: str, left: Any, right: Any) -> Any:
     if op == "+":
         result = left + right
     elif op == "-":
@@ -247,6 +278,4 @@ def _arith(op: str, left: Any, right: Any) -> Any:
         if right == 0:
             raise EvaluationError("modulo by zero")
         result = left % right
-    if isinstance(result, float) and not math.isfinite(result):
-        raise EvaluationError(f"'{op}' overflowed")
     return result

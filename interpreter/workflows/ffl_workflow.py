@@ -33,6 +33,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.pinned import unpack_program
     from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
 
+from .boundaries import check_params, decode_inputs
 from .limits import oversize, too_large
 from .runner import Interpreter, activity_failure
 from .state import Skipped, StepFailure
@@ -73,6 +74,7 @@ class FFLWorkflow:
                                        non_retryable=True)
             interpreter = Interpreter(program, config, self.tracker)
             params = interpreter.workflow_params(decl, inputs)
+            check_params(program, decl, params)  # boundary: declared types, before any step runs
             self.tracker.runner(name, "running", params=params, program_hash=program_hash)
             returns = await interpreter.run_workflow(decl, params)
             size = oversize(returns)
@@ -111,15 +113,7 @@ class FFLWorkflow:
 
     @staticmethod
     def inputs(args: Sequence[RawValue]) -> dict[str, Any]:
-        if not args:
-            return {}
-        value = workflow.payload_converter().from_payload(args[0].payload, None)
-        if value is None:
-            return {}
-        if not isinstance(value, dict):
-            raise ApplicationError(f"workflow input must be one JSON object of parameters, got {type(value).__name__}",
-                                   type="InvalidParameters", non_retryable=True)
-        return value
+        return decode_inputs(args)  # boundary: too deep, NaN or undecodable input fails the run at once
 
     async def load(self, name: str) -> tuple[Program, str, RuntimeConfig]:
         """Pin program, hash and config in history; record the hash in the memo."""

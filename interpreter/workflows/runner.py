@@ -42,6 +42,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.model import Block, Catch, FacetDecl, Program, Step, Yield
 
 from .arguments import Arguments
+from .boundaries import check_nesting, check_returns, heartbeat, schedule_to_start, timeout_message
 from .limits import oversize, too_large
 from .schedule import FOREACH_WINDOW, dataflow, windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join, merge_into
@@ -342,6 +343,7 @@ class Interpreter:
                       path: str) -> tuple[dict, list[Write]]:
         """The call itself, then the step's own tail (which takes precedence over the facet's body)."""
         call = step.call
+        check_nesting(scope, path, call.facet or call.name, self.config.max_nesting_depth)  # boundary
         has_body = decl is not None and (bool(decl.blocks) or decl.script is not None)
         if decl is not None and (call.kind == "event" or decl.prompt is not None):
             # Prompt facets dispatch like event facets: a handler registered under the facet's name answers.
@@ -425,16 +427,19 @@ class Interpreter:
                 result = await workflow.execute_activity(
                     facet, args, task_queue=task_queue, activity_id=path,
                     start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
+                    schedule_to_start_timeout=schedule_to_start(retry), heartbeat_timeout=heartbeat(retry),  # boundary
                     retry_policy=retry_policy(retry), summary=summary or path,
                 )
         except ActivityError as err:
             message, error_type = activity_failure(err)
+            message = timeout_message(err, task_queue, retry) or message  # boundary
             # The handler side prefixes the facet name; ``error`` holds the handler's own message.
             raise StepFailure(path, facet, message.removeprefix(f"{facet}: "), error_type) from err
         if result is None:
             return {}
         if not isinstance(result, dict):
             raise StepFailure(path, facet, f"handler returned {type(result).__name__}, not a record", "TypeError")
+        check_returns(self.program, decl, result, path)  # boundary
         return result
 
     async def run_script(self, code: str, params: dict[str, Any], path: str, owner: str) -> dict[str, Any]:

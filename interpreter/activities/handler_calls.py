@@ -1,0 +1,85 @@
+"""How the handler activity calls a plain handler and hands its result back: one thread per step, checked.
+
+Hooks of ``dispatch.build_handler_activity`` (marked ``# boundary`` there):
+
+- ``SyncCalls.run`` runs a plain ``def`` handler in the worker's thread pool.
+  Python cannot stop a thread, so a handler that hangs past its attempt's
+  timeout keeps its thread. When Temporal retries that step on the same
+  worker while the earlier call still runs, the new attempt *waits for that
+  call* instead of starting another one: a hanging handler holds at most one
+  thread per step and per worker, however many attempts time out, and a
+  call that finishes late still answers the step. (A call still queued for a
+  thread when its attempt ends is cancelled and never starts.)
+- ``encode_returns`` converts the returns to their payload once, here, and
+  refuses what cannot cross to the workflow — a value with no JSON form,
+  NaN/Infinity, nesting past ``MAX_JSON_DEPTH``, an integer past Python's
+  digit limit — as a non-retryable error: retrying cannot change it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+from temporalio import activity
+from temporalio.common import RawValue
+from temporalio.exceptions import ApplicationError
+
+from ..program.values import MAX_JSON_DEPTH, scan_json
+
+CallKey = tuple[str, str, str]
+"""(workflow id, run id, activity id): one step of one run."""
+
+
+class SyncCalls:
+    """Plain handler calls running in threads, by step, so a retried step reuses a call still running."""
+
+    def __init__(self) -> None:
+        self.running: dict[CallKey, concurrent.futures.Future] = {}
+
+    def _forget(self, key: CallKey, future: concurrent.futures.Future) -> None:
+        if self.running.get(key) is future:
+            del self.running[key]
+
+    async def run(self, pool: Executor, fn: Callable[..., Any], *args: Any) -> Any:
+        """``fn(*args)`` in ``pool`` — or the same step's earlier call if it is still running."""
+        info = activity.info()
+        key = (info.workflow_id or "", info.workflow_run_id or "", info.activity_id)
+        future = self.running.get(key)
+        if future is None or future.done():
+            future = pool.submit(fn, *args)
+            self.running[key] = future
+            loop = asyncio.get_running_loop()
+
+            def forget(done: concurrent.futures.Future) -> None:  # runs in the handler's thread
+                if not loop.is_closed():
+                    loop.call_soon_threadsafe(self._forget, key, done)
+
+            future.add_done_callback(forget)
+        else:
+            activity.logger.warning("attempt %d of %s waits for the earlier attempt's call, still running",
+                                    info.attempt, key[2])
+        return await asyncio.wrap_future(future)
+
+
+def encode_returns(returns: dict[str, Any]) -> RawValue:
+    """The returns as the payload the workflow receives; refused (non-retryable) if they cannot get there."""
+    try:
+        payload = activity.payload_converter().to_payload(returns)
+    except RecursionError:
+        raise ApplicationError(f"handler result is nested more than {MAX_JSON_DEPTH} levels deep",
+                               type="ValueError", non_retryable=True) from None
+    except ValueError as err:  # e.g. an integer past Python's digit limit
+        raise ApplicationError(f"handler result cannot be encoded as JSON: {err}", type="ValueError",
+                               non_retryable=True) from None
+    except Exception as err:  # noqa: BLE001 - any value with no JSON form
+        raise ApplicationError(f"handler result has no JSON form: {type(err).__name__}: {err}", type="TypeError",
+                               non_retryable=True) from None
+    if payload.metadata.get("encoding") == b"json/plain":
+        problem = scan_json(payload.data)
+        if problem is not None:
+            raise ApplicationError(f"handler result {problem}", type="ValueError", non_retryable=True)
+    return RawValue(payload)

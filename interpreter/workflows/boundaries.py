@@ -1,0 +1,119 @@
+"""The workflow's side of the typed boundaries: what the runner calls where values enter a run.
+
+Each function is a one-line hook at its call site (marked ``# boundary``):
+
+- ``decode_inputs``: the run's input payload, refused before it is decoded
+  when it is too deep, holds NaN/Infinity or an over-long integer (Python's
+  decoder would raise inside the workflow task, failing it forever);
+- ``check_params``: workflow parameters against their declared types, before
+  any step runs;
+- ``check_returns``: a handler's record against its facet's declared returns;
+- ``check_nesting``: steps nested deeper than ``RuntimeConfig.max_nesting_depth``
+  (runaway recursion through ``when``) fail instead of growing without end;
+- ``schedule_to_start`` / ``timeout_message``: the optional per-facet
+  schedule-to-start timeout, reported with the queue that had no worker.
+
+The checks themselves are the pure functions of ``interpreter.program.values``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import timedelta
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RawValue
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError, TimeoutType
+
+with workflow.unsafe.imports_passed_through():
+    from interpreter.program.config import RetryConfig
+    from interpreter.program.model import FacetDecl, Program
+    from interpreter.program.values import input_problems, return_problem, scan_json
+
+from .state import Scope, StepFailure
+
+_JSON_ENCODINGS = (b"json/plain",)
+
+
+def _invalid(message: str) -> ApplicationError:
+    return ApplicationError(message, type="InvalidParameters", non_retryable=True)
+
+
+def decode_inputs(args: Sequence[RawValue]) -> dict[str, Any]:
+    """The run's parameters from its raw input, refused with a clear error before decoding if unsafe."""
+    if not args:
+        return {}
+    payload = args[0].payload
+    if payload.metadata.get("encoding") in _JSON_ENCODINGS:
+        problem = scan_json(payload.data)
+        if problem is not None:
+            raise _invalid(f"workflow input {problem}")
+    try:
+        value = workflow.payload_converter().from_payload(payload, None)
+    except (ValueError, RecursionError) as err:  # not JSON, or past what the scan looks for
+        raise _invalid(f"workflow input cannot be decoded: {err}") from None
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise _invalid(f"workflow input must be one JSON object of parameters, got {type(value).__name__}")
+    return value
+
+
+def check_params(program: Program, decl: FacetDecl, params: dict[str, Any]) -> None:
+    """Fail the run at once when a parameter's value does not fit its declared type."""
+    problems = input_problems(program, decl, params)
+    if problems:
+        raise _invalid(f"workflow '{decl.qname}': " + "; ".join(problems))
+
+
+def check_returns(program: Program, decl: FacetDecl, returns: dict[str, Any], path: str) -> None:
+    """Fail the step (catchably) when its handler set a declared return to a value of another type."""
+    problem = return_problem(program, decl, returns)
+    if problem is not None:
+        raise StepFailure(path, decl.qname, problem, "TypeError")
+
+
+def nesting(scope: Scope) -> int:
+    """How many steps enclose ``scope``: composed bodies, tails and catches on the way to the workflow."""
+    depth = 0
+    owner: object = object()
+    current: Scope | None = scope
+    while current is not None:
+        if current.owner != owner:
+            owner = current.owner
+            if owner is not None:
+                depth += 1
+        current = current.control
+    return depth
+
+
+def check_nesting(scope: Scope, path: str, facet: str, limit: int) -> None:
+    """Fail a step nested inside more than ``limit`` steps: recursion that the data never ends."""
+    if nesting(scope) >= limit:
+        raise StepFailure(path, facet, f"steps are nested more than {limit} deep (runaway recursion?); "
+                          "raise max_nesting_depth in the runtime configuration if this is intended",
+                          "NestingTooDeep")
+
+
+def schedule_to_start(retry: RetryConfig) -> timedelta | None:
+    seconds = retry.schedule_to_start_seconds
+    return timedelta(seconds=seconds) if seconds else None
+
+
+def heartbeat(retry: RetryConfig) -> timedelta | None:
+    seconds = retry.heartbeat_seconds
+    return timedelta(seconds=seconds) if seconds else None
+
+
+def timeout_message(err: ActivityError, queue: str, retry: RetryConfig) -> str | None:
+    """A clear message for an activity no worker picked up, or that stopped heartbeating; else None."""
+    cause = err.cause
+    if not isinstance(cause, TimeoutError):
+        return None
+    if cause.type == TimeoutType.SCHEDULE_TO_START:
+        return (f"no worker picked the task up from queue '{queue}' within "
+                f"{retry.schedule_to_start_seconds:g} s (is a worker serving that queue running?)")
+    if cause.type == TimeoutType.HEARTBEAT:
+        return f"the worker running it stopped heartbeating for {retry.heartbeat_seconds:g} s (did it die?)"
+    return None
