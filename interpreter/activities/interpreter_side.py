@@ -15,12 +15,16 @@ from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY
 from ..program.pinned import pack_program
 from ..program.runinfo import source_files
 from .program_store import ProgramStore, trim_program
-from .scripts import run_script_activity
+from .scripts import build_run_script_activity
 
 
-def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig,
-                                 mirror: object | None = None) -> list[Callable]:
-    """LoadProgram and RunScript, plus Mirror when a sink (``write(records)``) is given."""
+def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mirror: object | None = None, *,
+                                 allow_scripts: bool = False) -> list[Callable]:
+    """LoadProgram and RunScript, plus Mirror when a sink (``write(records)``) is given.
+
+    RunScript runs scripts only with ``allow_scripts`` (the worker's ``--allow-scripts``);
+    otherwise it fails their steps, naming the flag.
+    """
     config_data = config.model_dump(mode="json")
 
     @activity.defn(name=LOAD_PROGRAM_ACTIVITY)
@@ -42,7 +46,7 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig,
         pinned = await asyncio.to_thread(pin)
         return {**pinned, "hash": digest, "config": config_data}
 
-    activities: list[Callable] = [load_program, run_script_activity]
+    activities: list[Callable] = [load_program, build_run_script_activity(store, config.scripts, allow_scripts)]
     if mirror is not None:
         @activity.defn(name=MIRROR_ACTIVITY)
         async def mirror_records(records: list[dict[str, Any]]) -> None:

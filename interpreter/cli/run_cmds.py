@@ -295,9 +295,12 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
             stack.push_async_callback(asyncio.to_thread, mirror.close)
         listeners = [mirror.listener] if mirror else []
         # In-process workers stop with the command: a handler still running after Ctrl-C gets 2 s, not 10.
+        # Scripts: the program is the caller's own files; on our embedded server nobody else can start runs,
+        # so they are allowed there by default. On a shared server the worker takes --allow-scripts like any other.
+        allow_scripts = args.allow_scripts or env.embedded
         workers = [build_worker(client, queue, registry, store=env.store, config=config, interpreter=True,
                                 mirror=mirror.writer if mirror else None, listeners=listeners,
-                                shutdown_grace=SHUTDOWN_GRACE)]  # fmt: skip
+                                shutdown_grace=SHUTDOWN_GRACE, allow_scripts=allow_scripts)]  # fmt: skip
         workers += [build_worker(client, q, registry, config=config, listeners=listeners,
                                  shutdown_grace=SHUTDOWN_GRACE) for q in queues]
         tasks = [asyncio.create_task(w.run()) for w in workers]
@@ -465,6 +468,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--mongo", help="mirror runners, steps and logs to this MongoDB (env MONGODB_URI)")
     run.add_argument("--local-mongo", action="store_true",
                      help="start a local secantusdb for the mirror (development; needs the secantusdb package)")
+    run.add_argument("--allow-scripts", action="store_true", help="run FFL scripts with --address too (always on "
+                     "with the embedded server); each in its own process with time and memory limits")
     run.add_argument("--quiet", "-q", action="store_true", help="no progress display")
     run.add_argument("--verbose", "-v", action="store_true", help="log workers' activity (retries, failures)")
     add_connection_args(run, address_help="use this Temporal server instead of an embedded one (env TEMPORAL_ADDRESS)")

@@ -69,6 +69,7 @@ def build_worker(
     mirror: object | None = None,
     shutdown_grace: float = 10.0,
     interpreter: bool | None = None,
+    allow_scripts: bool = False,
 ):
     """A Worker for ``queue``: handlers always; as interpreter also the workflow and its activities.
 
@@ -76,6 +77,7 @@ def build_worker(
     become the facets' start-to-close timeouts in the runs this interpreter
     loads (pinned with the program), and are enforced by the handler activity
     itself, unless ``config.facet_retry`` sets a facet's timeout.
+    FFL scripts run only with ``allow_scripts``.
     """
     from temporalio.worker import Worker
 
@@ -93,7 +95,7 @@ def build_worker(
         if store is None:
             raise ValueError(f"the {INTERPRETER_QUEUE} queue needs a program store")
         pinned = config.with_handler_timeouts(registry.timeouts())
-        activities = build_interpreter_activities(store, pinned, mirror) + activities
+        activities = build_interpreter_activities(store, pinned, mirror, allow_scripts=allow_scripts) + activities
         workflows = [FFLWorkflow]
         runner = {"workflow_runner": workflow_runner()}
     return Worker(
@@ -120,16 +122,20 @@ def add_worker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", help="runtime configuration JSON (retry, facet_retry, queues, mirror)")
     parser.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to retry connecting at start")
     parser.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds running handlers get on shutdown")
+    parser.add_argument("--allow-scripts", action="store_true",
+                        help="run FFL scripts (interpreter queue only): each in its own process with time and memory "
+                        "limits; isolation against accidents, not a sandbox for hostile code")
     add_connection_args(parser)
 
 
 def _describe(queue: str, registry: HandlerRegistry, config: RuntimeConfig, options: ConnectOptions, store,
-              mirror) -> str:  # fmt: skip
+              mirror, allow_scripts: bool = False) -> str:  # fmt: skip
     served = registry.names(queue=queue, overrides=config.queues)
+    scripts = "allowed" if allow_scripts else "off, see --allow-scripts"
     text = f"ffl worker: queue {queue} on {options.describe()}: "
     if store is not None:
         where = getattr(store, "root", None) or f"MongoDB {getattr(store, 'database', '')}"
-        text += f"interpreter workflow (programs from {where}), "
+        text += f"interpreter workflow (programs from {where}; scripts {scripts}), "
     text += f"handlers {', '.join(served)}" if served else "no handlers"
     if mirror is not None:
         text += f"; mirror to MongoDB {mirror.writer.database}"
@@ -166,10 +172,11 @@ async def serve(args: argparse.Namespace) -> int:
                                                   lambda text: print(f"ffl worker: {text}", file=sys.stderr))
         worker = build_worker(
             client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace,
-            interpreter=interpreter, mirror=mirror.writer if mirror else None,
+            interpreter=interpreter, mirror=mirror.writer if mirror else None, allow_scripts=args.allow_scripts,
             listeners=[mirror.listener] if mirror else (),
         )  # fmt: skip
-        return await _serve_until_signal(worker, queue, _describe(queue, registry, config, options, store, mirror))
+        return await _serve_until_signal(worker, queue, _describe(queue, registry, config, options, store, mirror,
+                                                                        args.allow_scripts))
     finally:
         if mirror is not None:
             await asyncio.to_thread(mirror.close)

@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from ..program.model import FacetDecl, ImplicitDecl, Program, SchemaDecl, SourceFile
 from .diagnostics import CompileError, Diagnostic, FFLSyntaxError, errors_of, warnings_of
 from .gcpause import collector_paused
+from .recursion import recursion_problems
 from .resolve import resolve
+from .script_ids import assign_script_ids
 from .sources import read_sources
 from .symbols import SymbolTable
 from .validate_decls import check_decls
@@ -52,6 +54,8 @@ def analyse(files: list[SourceFile]) -> tuple[Program, list[Diagnostic]]:
         schemas={e.decl.qname: e.decl for e in table.entries if isinstance(e.decl, SchemaDecl)},
         implicits=implicits,
     )
+    problems += recursion_problems(program)  # composed facets calling each other without end
+    assign_script_ids(program)  # RunScript finds scripts by program hash and id
     return program, problems
 
 

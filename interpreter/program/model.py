@@ -174,9 +174,12 @@ class Call(Node):
 
 
 class Script(Node):
+    """Script code; ``id`` (compiled, unique in the program) is how RunScript finds it: by program hash and id."""
+
     code: str
     language: str = "python"
     loc: Loc | None = None
+    id: str = ""
 
 
 class Prompt(Node):

@@ -39,7 +39,8 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import RUN_SCRIPT_ACTIVITY
     from interpreter.program.display import activity_summary, script_summary, short_name, step_text
     from interpreter.program.evaluate import EvaluationError, evaluate
-    from interpreter.program.model import Block, Catch, FacetDecl, Program, Step, Yield
+    from interpreter.program.model import Block, Catch, FacetDecl, Program, Script, Step, Yield
+    from interpreter.program.scripts import ScriptRequest
 
 from .arguments import Arguments
 from .boundaries import check_nesting, check_returns, heartbeat, schedule_to_start, timeout_message
@@ -130,7 +131,7 @@ class Interpreter:
         params = dict(params)
         returns = dict(initial or {})
         if decl.script is not None:
-            scripted = await self.run_script(decl.script.code, params, join(path, "script"), decl.qname)
+            scripted = await self.run_script(decl.script, params, join(path, "script"), decl.qname)
             params.update(scripted)
             if not decl.blocks:
                 # A script without andThen clauses is the whole body: its result keys are the returns.
@@ -215,8 +216,7 @@ class Interpreter:
         if block.kind == "when":
             return await self.run_when(block, scope)
         if block.kind == "script":
-            code = block.script.code if block.script else ""
-            result = await self.run_script(code, scope.params, join(scope.path, "script"), scope.script_target)
+            result = await self.run_script(block.script, scope.params, join(scope.path, "script"), scope.script_target)
             return [(scope.script_target, result)]
         raise StepFailure(scope.path, "", f"unknown block kind '{block.kind}'", "InterpreterError")
 
@@ -442,8 +442,10 @@ class Interpreter:
         check_returns(self.program, decl, result, path)  # boundary
         return result
 
-    async def run_script(self, code: str, params: dict[str, Any], path: str, owner: str) -> dict[str, Any]:
-        """Scripts never run in the workflow: RunScript executes them on the interpreter queue."""
+    async def run_script(self, script: Script | None, params: dict[str, Any], path: str, owner: str) -> dict[str, Any]:
+        """Scripts never run in the workflow: RunScript runs them on the interpreter queue, found by id."""
+        if script is None:
+            return {}
         retry = self.config.retry
         size = oversize(params)
         if size is not None:
@@ -451,7 +453,8 @@ class Interpreter:
         try:
             async with self.activity_slots:
                 result = await workflow.execute_activity(
-                    RUN_SCRIPT_ACTIVITY, {"code": code, "params": params, "step": path},
+                    RUN_SCRIPT_ACTIVITY, ScriptRequest(self.tracker.program_hash, workflow.info().workflow_type,
+                                                       script.id, params, path),
                     task_queue=workflow.info().task_queue, activity_id=path,
                     start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
                     retry_policy=retry_policy(retry), summary=script_summary(owner, path, self.root),

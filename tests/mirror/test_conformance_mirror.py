@@ -61,7 +61,7 @@ async def test_conformance_runs_are_mirrored_in_the_original_schema(temporal_cli
                                  service="handlers", spool_dir=tmp_path, ping_interval=0.3).start()
     workers = [
         build_worker(temporal_client, queue, HandlerRegistry(), store=store, config=config, interpreter=True,
-                     mirror=interpreter_side.writer),
+                     mirror=interpreter_side.writer, allow_scripts=True),
         build_worker(temporal_client, handler_queue, registry, config=config, listeners=[handler_side.listener]),
     ]  # fmt: skip
 

@@ -108,7 +108,7 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
         config = isolated_config(program, handler_queue, config)
     config = config or RuntimeConfig(retry=FAST_RETRY)
     interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
-                         activities=build_interpreter_activities(store, config, mirror))
+                         activities=build_interpreter_activities(store, config, mirror, allow_scripts=True))
     registry = registry_of(handlers)
     handler_worker = Worker(client, task_queue=handler_queue,
                             activities=[build_handler_activity(registry, handler_queue)])

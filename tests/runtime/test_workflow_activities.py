@@ -10,15 +10,20 @@ from temporalio.testing import ActivityEnvironment
 
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore, default_registry_root
-from interpreter.activities.scripts import run_script
-from interpreter.program.config import RuntimeConfig
+from interpreter.activities.scripts import run_script_process
+from interpreter.program.config import RuntimeConfig, ScriptConfig
 from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, RUN_SCRIPT_ACTIVITY
+from interpreter.program.scripts import ScriptRequest
 from interpreter.program.serialize import content_hash, program_from_json
 
 from .harness import compile_text
 
 ONE = "namespace a { workflow W() => (v: Long) andThen { yield W(v = 1) } }"
 TWO = "namespace a { workflow W() => (v: Long) andThen { yield W(v = 2) }  workflow X() }"
+SCRIPTED = """namespace s {
+    facet S(p: Long) => (v: Long) andThen script { result["v"] = params["p"] }
+    workflow W() => (v: Long) andThen { s = S(p = 1) yield W(v = s.v) }
+}"""
 
 
 def test_store_publish_is_idempotent_and_load_finds_latest(tmp_path):
@@ -53,18 +58,22 @@ def test_default_registry_root_follows_env(monkeypatch, tmp_path):
     assert default_registry_root().parts[-2:] == (".ffl", "registry")
 
 
-def test_run_script_reads_params_and_fills_result():
-    assert run_script('result["y"] = params["x"] * 2\nresult["s"] = [1]', {"x": 4}) == {"y": 8, "s": [1]}
-    assert run_script("pass", {}) == {}
+LIMITS = ScriptConfig(timeout_seconds=10)
 
 
-def test_run_script_errors_keep_type_and_name_the_step():
+async def test_run_script_reads_params_and_fills_result():
+    assert await run_script_process('result["y"] = params["x"] * 2\nresult["s"] = [1]', {"x": 4}, "script", LIMITS) \
+        == {"y": 8, "s": [1]}
+    assert await run_script_process("pass", {}, "script", LIMITS) == {}
+
+
+async def test_run_script_errors_keep_type_and_name_the_step():
     with pytest.raises(ApplicationError) as info:
-        run_script("result['a'] = {}['k']", {}, "b0/s/script")
+        await run_script_process("result['a'] = {}['k']", {}, "script of step 'b0/s/script'", LIMITS)
     assert info.value.type == "KeyError" and "b0/s/script" in info.value.message
     assert info.value.non_retryable
     with pytest.raises(ApplicationError) as info:
-        run_script("result['a'] = object()", {})
+        await run_script_process("result['a'] = object()", {}, "script", LIMITS)
     assert "not JSON" in info.value.message
 
 
@@ -83,7 +92,7 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
             self.records.extend(records)
 
     sink = Sink()
-    activities = build_interpreter_activities(store, config, sink)
+    activities = build_interpreter_activities(store, config, sink, allow_scripts=True)
     assert activities[-1].__temporal_activity_definition.name == MIRROR_ACTIVITY
     env = ActivityEnvironment()
     loaded = await env.run(activities[0], {"workflow": "a.W", "hash": None})
@@ -94,7 +103,9 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     assert info.value.type == "ProgramNotFound" and info.value.non_retryable
     await env.run(activities[-1], [{"kind": "log"}])
     assert sink.records == [{"kind": "log"}]
-    assert await env.run(activities[1], {"code": "result['v'] = params['p']", "params": {"p": 3}}) == {"v": 3}
+    scripted = store.publish(compile_text(SCRIPTED))
+    request = ScriptRequest(scripted, "s.W", "s.S/b0", {"p": 3}, "b0/s")
+    assert await env.run(activities[1], request) == {"v": 3}
 
 
 def test_trim_program_keeps_what_the_workflow_reaches():
