@@ -14,7 +14,7 @@ from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY
 from ..program.pinned import pack_program
 from ..program.runinfo import source_files
-from .program_store import ProgramStore, trim_program
+from .program_store import ProgramStore, ProgramTampered, trim_program
 from .scripts import build_run_script_activity
 
 
@@ -39,6 +39,9 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
             text, digest = await asyncio.to_thread(store.load, request["workflow"], request.get("hash"))
         except LookupError as err:
             raise ApplicationError(str(err), type="ProgramNotFound", non_retryable=True) from err
+        except ProgramTampered as err:
+            raise ApplicationError(str(err), type="ProgramTampered", non_retryable=True) from err
+
         def pin() -> dict[str, Any]:
             trimmed = trim_program(text, request["workflow"])
             return {**pack_program(trimmed), "sources": source_files(json.loads(trimmed))}

@@ -41,7 +41,7 @@ from ..program.constants import RUN_SCRIPT_ACTIVITY
 from ..program.scripts import ScriptRequest, scripts_of
 from ..program.serialize import program_from_json
 from ..program.values import scan_json
-from .program_store import ProgramStore
+from .program_store import ProgramStore, ProgramTampered
 
 CHILD = Path(__file__).with_name("script_child.py")
 ALLOW_FLAG = "--allow-scripts"
@@ -153,6 +153,8 @@ class ScriptRunner:
                 text, _ = await asyncio.to_thread(self.store.load, request.workflow, request.program_hash)
             except LookupError as err:
                 raise _fail(str(err), "ProgramNotFound") from err
+            except ProgramTampered as err:
+                raise _fail(str(err), "ProgramTampered") from err
             scripts = scripts_of(program_from_json(text))
             self._scripts[request.program_hash] = scripts
             while len(self._scripts) > self.CACHED_PROGRAMS:

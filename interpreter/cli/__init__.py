@@ -3,7 +3,8 @@
 Every module listed in ``_COMMAND_MODULES`` exposes ``register(subparsers)``,
 adding its subcommands with ``set_defaults(func=...)``; ``func(args)`` returns
 the exit status. The process ends with a flush and ``os._exit`` because
-temporalio's native threads can crash the interpreter during normal exit.
+temporalio's native threads can crash the interpreter during normal exit; a
+reader that went away (``ffl publish | head``) ends it quietly with 141.
 """
 
 from __future__ import annotations
@@ -37,6 +38,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def run(argv: list[str] | None = None) -> int:
+    from ..activities.redact import redact_stderr
+
+    redact_stderr()  # no credentials of a URI ever reach the terminal or a log file
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
@@ -50,7 +54,10 @@ def run(argv: list[str] | None = None) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    status = run(argv)
-    sys.stdout.flush()
-    sys.stderr.flush()
+    try:
+        status = run(argv)
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except BrokenPipeError:  # `ffl ... | head`: the reader has gone; end quietly, as a SIGPIPE'd tool would
+        status = 141
     os._exit(status)

@@ -14,6 +14,8 @@ from typing import TextIO
 
 from pymongo.errors import PyMongoError
 
+from interpreter.activities.redact import redact
+
 
 def _mongo_uri(args: argparse.Namespace) -> str | None:
     return args.mongo or os.environ.get("MONGODB_URI")
@@ -32,12 +34,12 @@ def status_from_mongo(run: str, uri: str, database: str | None = None, out: Text
     try:
         view = fetch_run(uri, run, database)
     except PyMongoError as exc:
-        print(f"ffl: cannot read the mirror at {uri}: {exc}", file=sys.stderr)
+        print(f"ffl: cannot read the mirror at {redact(uri)}: {redact(str(exc))}", file=sys.stderr)
         return None if missing_ok else 1
     if view is None:
         if missing_ok:
             return None
-        print(f"ffl: no run '{run}' in the mirror at {uri}", file=sys.stderr)
+        print(f"ffl: no run '{run}' in the mirror at {redact(uri)}", file=sys.stderr)
         return 1
     print(render_run(view, values=not brief), file=out)
     return 0
@@ -60,12 +62,16 @@ def _init(args: argparse.Namespace) -> int:
     if not uri:
         print("ffl: give --mongo URI or set MONGODB_URI", file=sys.stderr)
         return 2
-    database = database_from_uri(uri, args.database)
-    client: MongoClient = MongoClient(uri, serverSelectionTimeoutMS=5000)
+    try:
+        database = database_from_uri(uri, args.database)
+        client: MongoClient = MongoClient(uri, serverSelectionTimeoutMS=5000)
+    except PyMongoError as exc:  # a malformed URI
+        print(f"ffl: bad MongoDB URI {redact(uri)}: {redact(str(exc))}", file=sys.stderr)
+        return 2
     try:
         names = ensure_indexes(client[database])
     except PyMongoError as exc:
-        print(f"ffl: cannot create the mirror's indexes at {uri}: {exc}", file=sys.stderr)
+        print(f"ffl: cannot create the mirror's indexes at {redact(uri)}: {redact(str(exc))}", file=sys.stderr)
         return 1
     finally:
         client.close()

@@ -26,7 +26,8 @@ from pathlib import Path
 from typing import Any
 
 from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handlers
-from ..activities.program_store import LocalProgramStore, trim_program
+from ..activities.program_store import LocalProgramStore, PublishConflict, Published, trim_program
+from ..activities.redact import redact
 from ..compiler import CompileError, compile_files_result
 from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE
@@ -34,6 +35,7 @@ from ..program.display import program_details, program_line
 from ..program.model import Program
 from ..program.runinfo import run_memo, source_files
 from ..program.serialize import program_to_json
+from ..program.values import MAX_JSON_DEPTH, ValueProblem, dumps_checked, loads_bounded
 from .connect import (
     ConnectionFailed,
     add_connection_args,
@@ -105,15 +107,24 @@ def _publish(args: argparse.Namespace) -> int:
 
         database = database_from_uri(mongo_uri, args.database)
         try:
-            digest = publish_to_mongo(program, mongo_uri, database)
+            done = publish_to_mongo(program, mongo_uri, database, replace=args.replace)
         except PyMongoError as exc:
-            _err(f"error: cannot publish to MongoDB at {mongo_uri}: {exc}")
+            _err(f"error: cannot publish to MongoDB at {redact(mongo_uri)}: {redact(str(exc))}")
             return 1
-        print(f"published {digest} to MongoDB database {database} (flows, workflows)")
+        except PublishConflict as exc:
+            _err(f"error: not published to MongoDB database {database}: {exc}")
+            return 1
+        print(f"published {done.hash} to MongoDB database {database} (flows, workflows)")
+        _report_publish(done)
     if args.registry or not mongo_uri:
         store = LocalProgramStore(args.registry) if args.registry else LocalProgramStore()
-        digest = store.publish(program)
-        print(f"published {digest} to {store.root}")
+        try:
+            done = store.publish_report(program, replace=args.replace)
+        except PublishConflict as exc:
+            _err(f"error: not published to {store.root}: {exc}")
+            return 1
+        print(f"published {done.hash} to {store.root}")
+        _report_publish(done)
     if not program.workflows:
         print("no workflows in this program (nothing to start)")
     for name in program.workflows:
@@ -127,13 +138,20 @@ def _publish(args: argparse.Namespace) -> int:
     return 0
 
 
+def _report_publish(done: Published) -> None:
+    if done.repaired:
+        print(f"  repaired the stored copy of program {done.hash}, which had been altered")
+    for name, old in sorted(done.replaced.items()):
+        print(f"  workflow {name} now points at this program (it replaces program {old})")
+
+
 # --------------------------------------------------------------------------- run
 
 
 def _parse_input(text: str) -> dict[str, Any]:
     if text.startswith("@"):
         text = Path(text[1:]).read_text(encoding="utf-8")
-    value = json.loads(text) if text.strip() else {}
+    value = loads_bounded(text) if text.strip() else {}  # no NaN, no nesting past MAX_JSON_DEPTH
     if not isinstance(value, dict):
         raise ValueError(f"--input must be a JSON object of parameters, got {type(value).__name__}")
     return value
@@ -329,7 +347,13 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         status = 0
         try:
             result = await _result_or_stop(client, handle, tasks, stop, console, started)
-            print(json.dumps(result, ensure_ascii=False, sort_keys=True), flush=True)
+            try:
+                line = dumps_checked(result, ensure_ascii=False, sort_keys=True)  # never Infinity or NaN
+            except ValueProblem as exc:
+                status = 1
+                _err(f"error: workflow {args.workflow} ({workflow_id}) returned a result that is not JSON: {exc}")
+            else:
+                print(line, flush=True)
         except WorkflowFailureError as exc:
             status = 1
             _err(f"error: workflow {args.workflow} ({workflow_id}) failed")
@@ -422,6 +446,9 @@ def _run(args: argparse.Namespace) -> int:
     args.workflow = decl.qname
     try:
         inputs = _parse_input(args.input)
+    except ValueProblem as exc:
+        _err(f"error: bad --input: {exc} (at most {MAX_JSON_DEPTH} levels, finite numbers)")
+        return 2
     except (ValueError, OSError) as exc:
         _err(f"error: bad --input: {exc}")
         return 2
@@ -438,6 +465,8 @@ def _run(args: argparse.Namespace) -> int:
     except ConnectionFailed as exc:
         _err(f"error: {exc}")
         return 1
+    except BrokenPipeError:
+        raise
     except (OSError, RuntimeError, ValueError) as exc:  # server did not start, bad config, lost server
         _err(f"error: {server_error_line(exc, args.address or os.environ.get('TEMPORAL_ADDRESS') or 'the server')}")
         return 1
@@ -481,6 +510,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     publish.add_argument("--mongo", metavar="URI", help="publish to MongoDB (flows, workflows) instead of the "
                          "registry, or as well when --registry is given (env MONGODB_URI)")  # fmt: skip
     publish.add_argument("--database", help="MongoDB database (default: the URI's, else 'afl')")
+    publish.add_argument("--replace", action="store_true", help="point workflows that are already published "
+                         "with another program at this one (without it, that is an error naming the program)")
     publish.set_defaults(func=_publish)
 
     worker = subparsers.add_parser("worker", help="serve one task queue (same as python worker.py)")

@@ -209,7 +209,11 @@ def build_parser(prog: str = "worker.py") -> argparse.ArgumentParser:
 
 
 def run_worker(args: argparse.Namespace) -> int:
+    from ..activities.redact import redact_logging, redact_stderr
+
+    redact_stderr()  # a MongoDB URI's credentials never reach the worker's log
     logging.basicConfig(level=os.environ.get("FFL_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr)
+    redact_logging()
     try:
         return asyncio.run(serve(args))
     except Exception as exc:  # connection refused, bad TLS files, ...

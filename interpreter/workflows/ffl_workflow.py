@@ -122,7 +122,8 @@ class FFLWorkflow:
             loaded = await workflow.execute_activity(
                 LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": pinned}, task_queue=workflow.info().task_queue,
                 activity_id="load-program", start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=RetryPolicy(maximum_attempts=5, non_retryable_error_types=["ProgramNotFound"]),
+                retry_policy=RetryPolicy(maximum_attempts=5,
+                                         non_retryable_error_types=["ProgramNotFound", "ProgramTampered"]),
             )
         except ActivityError as err:
             message, error_type = activity_failure(err)

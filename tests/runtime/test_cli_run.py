@@ -96,7 +96,11 @@ def test_publish_prints_hash_workflows_and_start_line(tmp_path):
     assert proc.returncode == 0, proc.stderr
     digest = proc.stdout.split()[1]
     assert (registry / "programs" / f"{digest}.json").is_file()
-    assert json.loads((registry / "workflows" / "hello.Greet.json").read_text()) == {"hash": digest}
+    pointer = json.loads((registry / "workflows" / "hello.Greet.json").read_text())
+    assert pointer["hash"] == digest and "@" in pointer["publisher"] and pointer["published"].startswith("20")
+    # owner-only: programs and pointers may tell more than their owner wants to share
+    for path in [registry, *registry.rglob("*")]:
+        assert path.stat().st_mode & 0o077 == 0, oct(path.stat().st_mode)
     assert "temporal workflow start --type hello.Greet --task-queue ffl --input '{\"names\": null}'" in proc.stdout
 
 

@@ -40,11 +40,15 @@ def test_store_publish_is_idempotent_and_load_finds_latest(tmp_path):
     assert store.published() == ["a.W", "a.X"]
 
 
-def test_store_lookup_errors_name_what_is_published(tmp_path):
+def test_store_lookup_errors_name_only_what_was_asked(tmp_path):
     store = LocalProgramStore(tmp_path)
     h1 = store.publish(compile_text(ONE))
-    with pytest.raises(LookupError, match="a.W"):
+    with pytest.raises(LookupError) as info:
         store.load("a.Missing")
+    # neither the published workflows nor the registry's path are shown to whoever can start a workflow
+    assert str(info.value) == "no published program holds workflow 'a.Missing'"
+    with pytest.raises(LookupError, match="no published program holds workflow '../programs/x'"):
+        store.load("../programs/x")
     with pytest.raises(LookupError, match="no program with hash"):
         store.load("a.W", "0" * 64)
     with pytest.raises(LookupError, match="has no workflow 'a.X'"):

@@ -5,12 +5,13 @@ canonical JSON is kept verbatim in ``compiled_sources`` so loading gives back
 the same bytes and hash); each workflow it holds is one ``workflows``
 document. ``published`` (ns since epoch) is bumped on every publish, so
 "latest" means the program most recently published with that workflow, as in
-the directory store.
+the directory store. As there, loading verifies that the content hashes to
+the flow's hash, publishing repairs a damaged copy, moving a workflow to
+another program needs ``replace``, and documents record their publisher.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -18,6 +19,15 @@ from pymongo import MongoClient
 
 from ...program.model import Program
 from ...program.serialize import content_hash, program_to_json
+from ..program_store import (
+    PublishConflict,
+    Published,
+    check_workflow,
+    checked_names,
+    default_publisher,
+    text_hash,
+    verified,
+)
 from . import ids, schema
 from .documents import workflow_definition
 from .writer import database_from_uri
@@ -68,12 +78,32 @@ class MongoProgramStore:
             self._indexed = True
         return self._db
 
+    def current(self, workflow: str) -> str | None:
+        """The hash of the program most recently published with ``workflow``, or None."""
+        latest = self._ready()[schema.WORKFLOWS].find_one({"name": workflow}, sort=[("published", -1)])
+        return latest["version"] if latest is not None else None
+
     def publish(self, program: Program) -> str:
+        return self.publish_report(program).hash
+
+    def publish_report(self, program: Program, *, replace: bool = True, publisher: str | None = None) -> Published:
         db = self._ready()
         text = program_to_json(program)
         digest = content_hash(program)
+        previous = {name: self.current(name) for name in program.workflows}
+        replaced = {name: old for name, old in previous.items() if old is not None and old != digest}
+        if replaced and not replace:
+            raise PublishConflict(digest, replaced)
+        who = publisher or default_publisher()
         now = ids.now_ms()
         flow = flow_document(program, text, digest, now)
+        flow["publisher"] = {"email": who, "name": who, "avatar": ""}
+        existing = db[schema.FLOWS].find_one({"_id": flow["_id"]}, {"compiled_sources": 1})
+        stored = _stored_text(existing) if existing is not None else None
+        repaired = existing is not None and (stored is None or text_hash(stored) != digest)
+        if repaired:  # a damaged copy: publishing again puts the program back
+            db[schema.FLOWS].update_one({"_id": flow["_id"]}, {"$set": {"compiled_sources": flow["compiled_sources"],
+                                                                          "program_hash": digest}})  # fmt: skip
         db[schema.FLOWS].update_one({"_id": flow["_id"]}, {"$setOnInsert": flow}, upsert=True)
         for name in program.workflows:
             definition = workflow_definition(name, digest, now)
@@ -81,32 +111,27 @@ class MongoProgramStore:
             fixed = {k: v for k, v in definition.items() if k != "date"}
             db[schema.WORKFLOWS].update_one(
                 {"_id": definition["uuid"]},
-                {"$set": {**fixed, "published": time.time_ns()}, "$setOnInsert": {"date": now}},
+                {"$set": {**fixed, "published": time.time_ns(), "publisher": who}, "$setOnInsert": {"date": now}},
                 upsert=True,
             )
-        return digest
+        return Published(digest, replaced, repaired)
 
     def published(self) -> list[str]:
         """Qualified names of every published workflow, sorted."""
         return sorted(self._ready()[schema.WORKFLOWS].distinct("name"))
 
     def load(self, workflow: str, program_hash: str | None = None) -> tuple[str, str]:
+        checked_names(workflow, program_hash)
         db = self._ready()
         if program_hash is None:
-            latest = db[schema.WORKFLOWS].find_one({"name": workflow}, sort=[("published", -1)])
-            if latest is None:
-                known = ", ".join(self.published()) or "nothing"
-                raise LookupError(f"no published program holds workflow '{workflow}' in MongoDB database "
-                                  f"{self.database} (published: {known})")  # fmt: skip
-            program_hash = latest["version"]
+            program_hash = self.current(workflow)
+            if program_hash is None:
+                raise LookupError(f"no published program holds workflow '{workflow}'")
         flow = db[schema.FLOWS].find_one({"_id": ids.flow_uuid(program_hash)})
         if flow is None:
-            raise LookupError(f"no program with hash {program_hash} in MongoDB database {self.database}")
-        text = next(s["content"] for s in flow["compiled_sources"] if s.get("language") == SOURCE_LANGUAGE)
-        facets = json.loads(text).get("facets", {})
-        if facets.get(workflow, {}).get("kind") != "workflow":
-            known = ", ".join(sorted(n for n, f in facets.items() if f.get("kind") == "workflow"))
-            raise LookupError(f"program {program_hash} has no workflow '{workflow}' (it has: {known or 'none'})")
+            raise LookupError(f"no program with hash {program_hash} is published")
+        text = verified(_stored_text(flow) or "", program_hash)
+        check_workflow(text, workflow, program_hash)
         return text, program_hash
 
     def close(self) -> None:
@@ -119,7 +144,16 @@ class MongoProgramStore:
         self.close()
 
 
-def publish_to_mongo(program: Program, uri: str, database: str | None = None) -> str:
-    """Publish ``program`` to the MongoDB at ``uri`` (for ``ffl publish --mongo``); returns its hash."""
+def _stored_text(flow: dict[str, Any]) -> str | None:
+    """The canonical program JSON a flow document keeps, or None."""
+    for source in flow.get("compiled_sources") or []:
+        if isinstance(source, dict) and source.get("language") == SOURCE_LANGUAGE:
+            return source.get("content") if isinstance(source.get("content"), str) else None
+    return None
+
+
+def publish_to_mongo(program: Program, uri: str, database: str | None = None, *, replace: bool = True,
+                     publisher: str | None = None) -> Published:
+    """Publish ``program`` to the MongoDB at ``uri`` (for ``ffl publish --mongo``)."""
     with MongoProgramStore(uri, database) as store:
-        return store.publish(program)
+        return store.publish_report(program, replace=replace, publisher=publisher)

@@ -27,6 +27,7 @@ from typing import Any
 from pymongo import MongoClient, UpdateOne
 from pymongo.errors import AutoReconnect, ConnectionFailure, PyMongoError, ServerSelectionTimeoutError
 
+from ..private_files import open_private, private_dir
 from . import documents, schema
 
 log = logging.getLogger(__name__)
@@ -170,9 +171,9 @@ class MirrorWriter:
     # ------------------------------------------------------------------ spool
 
     def _open_spool(self) -> tuple[Path, Any]:
-        self._spool_dir.mkdir(parents=True, exist_ok=True)
+        private_dir(self._spool_dir)  # owner-only: spooled records hold the runs' parameters and returns
         path = self._spool_dir / f"{self.database}-{uuid.uuid4().hex}.jsonl"
-        handle = open(path, "a+", encoding="utf-8")  # noqa: SIM115 - lives as long as the writer
+        handle = open_private(path, "a+")
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return path, handle
 
