@@ -37,6 +37,7 @@ MAX_INT_DIGITS = sys.get_int_max_str_digits() or 4300
 
 _STRING = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_PAIR = re.compile(rb"\[\]|\{\}")
 _NON_FINITE = re.compile(rb"NaN|Infinity")
 _INT_LIMIT = 10**MAX_INT_DIGITS
 _DIGITS = re.compile(rb"\d{%d,}" % (MAX_INT_DIGITS + 1))
@@ -51,10 +52,12 @@ class ValueProblem(ValueError):
 
 def _depth_exceeds(brackets: bytes, limit: int) -> bool:
     """Whether ``brackets`` (only ``[]{}``) nest deeper than ``limit``: each pass removes the innermost pairs."""
+    if len(brackets) <= 2 * limit:
+        return False
     for _ in range(limit):
         if not brackets:
             return False
-        shorter = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        shorter = _PAIR.sub(b"", brackets)  # one pass: exactly one level less
         if len(shorter) == len(brackets):
             return False  # unbalanced text: the decoder will say so
         brackets = shorter

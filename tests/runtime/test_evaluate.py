@@ -203,3 +203,24 @@ def test_evaluation_is_pure():
     first = evaluate(expr("$.l + [3]"), params, steps)
     assert first == [1, 2, 3]
     assert params == {"l": [1, 2]}
+
+
+@pytest.mark.parametrize("text, params, message", [
+    ("$.a / 3", {"a": 10**400}, "'/' overflowed: integer division result too large for a float"),
+    ("$.a * 1.5", {"a": 10**400}, "'*' overflowed: int too large to convert to float"),
+    ("$.a * $.a * $.a", {"a": 10**2000}, "'*' gives an integer of more than 4300 digits"),
+    ("$.a + 0.5", {"a": 10**400}, "'+' overflowed: int too large to convert to float"),
+    ("1.0e308 * 10", {}, "'*' overflowed"),
+])  # fmt: skip
+def test_overflow_and_digit_limit_are_evaluation_errors(text, params, message):
+    with pytest.raises(EvaluationError) as info:
+        ev(text, params)
+    assert str(info.value) == message
+
+
+def test_any_other_python_error_becomes_an_evaluation_error():
+    def broken_steps(name: str) -> StepValue:
+        raise RuntimeError("lookup exploded")
+
+    with pytest.raises(EvaluationError, match="'s.sum' failed: RuntimeError: lookup exploded"):
+        evaluate(expr("s.sum"), {}, broken_steps)
