@@ -186,7 +186,8 @@ class LocalProgramStore:
 
 
 def trim_program(text: str, workflow: str) -> str:
-    """The canonical JSON of only what ``workflow`` can reach: its facets, schemas and implicits.
+    """The canonical JSON of only what ``workflow`` can reach: its facets, schemas (called or used as
+    types, which the typed boundaries check) and implicits.
 
     Runs pin this in history (the hash stays the published program's), so a
     registry holding many workflows does not weigh on every run's history.
@@ -200,12 +201,15 @@ def trim_program(text: str, workflow: str) -> str:
         if name in facets:
             continue
         if name in program.schemas:
-            schemas.add(name)
+            if name not in schemas:  # and the schemas its fields are typed with
+                schemas.add(name)
+                pending.extend(f.type.name for f in program.schemas[name].fields)
             continue
         decl = program.facets.get(name)
         if decl is None:
             continue
         facets[name] = decl
+        pending.extend(p.type.name for p in [*decl.params, *decl.returns])  # types the boundaries check
         pending.extend(m.facet for m in decl.mixins if m.facet)
         for implicit in program.implicits.get(name, []):
             pending.extend(m.facet for m in implicit.call.mixins if m.facet)

@@ -206,6 +206,11 @@ def check_type(value: Any, ref: TypeRef, schemas: Mapping[str, SchemaDecl], wher
             continue
         if isinstance(item, float) and not math.isfinite(item):
             return f"{place} is a non-finite number ({item}), which JSON cannot represent"
+        if name == "Json":
+            problem = check_value(item)  # anything goes, as long as it is JSON
+            if problem is not None:
+                return f"{place} {problem}"
+            continue
         if _scalar_problem(name, item):
             return f"{place} expects {expected}, got {describe(item)}"
     return None

@@ -1,0 +1,267 @@
+"""Every bad input an operator tried, against real worker processes: a clear error, and the next run still served.
+
+Three ``worker.py`` processes share a registry: an interpreter without
+scripts, an interpreter started with ``--allow-scripts`` (low script limits),
+and a handler worker for ``bad_handlers.py``. Each case sends its input the
+way any Temporal client can (raw JSON for what the Python client would not
+even encode), asserts the failure's type and words, and then checks that the
+same workers still complete a good run. ``ffl run`` refuses the same inputs
+before it starts anything.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+from temporalio.api.common.v1 import Payload
+from temporalio.client import WorkflowFailureError
+from temporalio.common import RawValue
+
+from interpreter.activities.program_store import LocalProgramStore
+from interpreter.compiler import compile_files
+from tests.runtime.test_worker import WorkerProcess
+
+pytestmark = pytest.mark.slow
+
+HERE = Path(__file__).resolve().parent
+REPO = HERE.parents[1]
+PROGRAM = HERE / "bad_inputs.ffl"
+GOOD = {"n": 42, "d": 1.5, "s": "x", "b": True, "items": [{"name": "a", "qty": 1}]}
+
+
+class Workers:
+    """The three worker processes and what they share."""
+
+    def __init__(self, tmp: Path, address: str) -> None:
+        self.marks = tmp / "marks"
+        self.marks.mkdir()
+        self.registry = tmp / "registry"
+        LocalProgramStore(self.registry).publish(compile_files([str(PROGRAM)]))
+        tag = uuid.uuid4().hex[:8]
+        self.plain, self.scripted, self.handlers = f"ffl-plain-{tag}", f"ffl-scripts-{tag}", f"bad-{tag}"
+        self.unserved = f"nobody-polls-{tag}"
+        fast = {"maximum_attempts": 3, "initial_interval_seconds": 0.2, "backoff_coefficient": 1.0,
+                "maximum_interval_seconds": 0.2}
+        config = {
+            "retry": {**fast, "start_to_close_seconds": 20},
+            "facet_retry": {"bad.Hang": {**fast, "start_to_close_seconds": 1},
+                            "bad.Nowhere": {**fast, "schedule_to_start_seconds": 2}},
+            "queues": {"bad": self.handlers, "bad.Nowhere": self.unserved},
+            "scripts": {"timeout_seconds": 3, "memory_mb": 256, "processes": 4},
+        }  # fmt: skip
+        self.config = tmp / "config.json"
+        self.config.write_text(json.dumps(config))
+        env = {"FFL_FAULT_MARKS": str(self.marks), "FFL_FAULT_SECRET": "top-secret", "FFL_REGISTRY": "",
+               "TEMPORAL_ADDRESS": address}
+        common = ["--registry", str(self.registry), "--config", str(self.config)]
+        self.processes = {
+            "plain": WorkerProcess("--task-queue", self.plain, "--interpreter", *common, env=env),
+            "scripted": WorkerProcess("--task-queue", self.scripted, "--interpreter", "--allow-scripts", *common,
+                                      env=env),
+            "handlers": WorkerProcess("--task-queue", self.handlers, "--handlers", str(HERE / "bad_handlers.py"),
+                                      *common, env=env),
+        }  # fmt: skip
+        for process in self.processes.values():
+            process.wait_ready()
+
+    def calls(self, name: str) -> int:
+        path = self.marks / name
+        return len(path.read_text().splitlines()) if path.exists() else 0
+
+    def stop(self) -> None:
+        for process in self.processes.values():
+            if process.proc.poll() is None:
+                process.stop(signal.SIGKILL)
+
+
+@pytest.fixture(scope="module")
+def workers(tmp_path_factory, temporal_service):
+    started = Workers(tmp_path_factory.mktemp("bad-input"), temporal_service.address)
+    yield started
+    started.stop()
+
+
+def raw_json(text: str) -> RawValue:
+    """An input as any client can send it, however bad: JSON text, not a Python value."""
+    return RawValue(Payload(metadata={"encoding": b"json/plain"}, data=text.encode()))
+
+
+async def run(client, workflow: str, inputs, queue: str, timeout: float = 30) -> tuple[dict | None, object]:
+    handle = await client.start_workflow(workflow, inputs, id=f"bad-{uuid.uuid4().hex[:10]}", task_queue=queue)
+    try:
+        return await asyncio.wait_for(handle.result(), timeout), None
+    except WorkflowFailureError as err:
+        return None, err.cause
+
+
+async def still_serving(client, workers: Workers) -> None:
+    result, _ = await run(client, "bad.Typed", GOOD, workers.plain)
+    assert result == {"out": "x42"}
+    result, _ = await run(client, "bad.Produced", {"mode": "ok"}, workers.scripted)
+    assert result == {"n": 7}
+
+
+def failed(cause, error_type: str, *words: str) -> None:
+    assert cause is not None, "the run completed"
+    message = getattr(cause, "message", str(cause))
+    assert cause.type == error_type, f"{cause.type}: {message}"
+    for word in words:
+        assert word in message, message
+
+
+INPUT_CASES = [
+    ({**GOOD, "n": "not a number"}, "parameter 'n' expects Long, got string \"not a number\""),
+    ({**GOOD, "n": 1.5}, "parameter 'n' expects Long, got double 1.5"),
+    ({**GOOD, "d": True}, "parameter 'd' expects Double, got boolean true"),
+    ({**GOOD, "b": "yes"}, "parameter 'b' expects Boolean, got string \"yes\""),
+    ({**GOOD, "items": [{"name": "a", "qty": "many"}]}, "parameter 'items'[0].qty expects Long, got string"),
+    ({**GOOD, "items": {"name": "a"}}, "parameter 'items' expects [bad.Item], got record"),
+]
+
+
+@pytest.mark.parametrize("inputs, message", INPUT_CASES)
+async def test_inputs_of_the_wrong_type_fail_the_run_at_once(temporal_client, workers, inputs, message):
+    started = time.monotonic()
+    _, cause = await run(temporal_client, "bad.Typed", inputs, workers.plain)
+    failed(cause, "InvalidParameters", "workflow 'bad.Typed'", message)
+    assert time.monotonic() - started < 5
+    await still_serving(temporal_client, workers)
+
+
+@pytest.mark.parametrize("text, words", [
+    ('{"n": ' + "[" * 1000 + "]" * 1000 + "}", ["nested more than 200 levels deep"]),
+    ('{"n": NaN}', ["non-finite number"]),
+    ('{"d": Infinity}', ["non-finite number"]),
+    (json.dumps(GOOD)[:-1] + ', "d": 1e400}', ["parameter 'd' is a non-finite number (inf)"]),
+    (json.dumps(GOOD)[:-1] + ', "j": {"x": [1e400]}}', ["parameter 'j' holds a non-finite number (inf) at $.x[0]"]),
+    ('{"n": ' + "9" * 5000 + "}", ["more than 4300 digits"]),
+    ('[1, 2]', ["one JSON object of parameters"]),
+])  # fmt: skip
+async def test_inputs_no_json_reader_can_take_fail_the_run_at_once(temporal_client, workers, text, words):
+    _, cause = await run(temporal_client, "bad.Typed", raw_json(text), workers.plain)
+    failed(cause, "InvalidParameters", *words)
+    await still_serving(temporal_client, workers)
+
+
+@pytest.mark.parametrize("mode, error_type, words", [
+    ("nan", "ValueError", ["non-finite number"]),
+    ("inf", "ValueError", ["non-finite number"]),
+    ("deep", "ValueError", ["nested more than 200 levels deep"]),
+    ("digits", "ValueError", ["cannot be encoded as JSON", "4300"]),
+    ("object", "TypeError", ["has no JSON form"]),
+    ("string", "TypeError", ["return 'n' expects Long, got string \"seven\""]),
+])  # fmt: skip
+async def test_handler_results_no_run_can_take_fail_the_step_without_retries(temporal_client, workers, mode,
+                                                                              error_type, words):
+    _, cause = await run(temporal_client, "bad.Produced", {"mode": mode}, workers.plain)
+    failed(cause, error_type, "step 'b0/p' (bad.Produce) failed", *words)
+    assert workers.calls(f"produce-{mode}") == 1  # retrying cannot help, so it did not happen
+    result, _ = await run(temporal_client, "bad.CaughtProduce", {"mode": mode}, workers.plain)
+    assert result == {"error_type": error_type}  # and catch sees it like any step failure
+    await still_serving(temporal_client, workers)
+
+
+@pytest.mark.parametrize("workflow, words", [
+    ("bad.Divide", ["'/' overflowed: integer division result too large for a float"]),
+    ("bad.Cube", ["'*' gives an integer of more than 4300 digits"]),
+])
+async def test_arithmetic_past_what_numbers_hold_fails_the_step(temporal_client, workers, workflow, words):
+    big = 10**400 if workflow == "bad.Divide" else 10**2000
+    _, cause = await run(temporal_client, workflow, {"a": big}, workers.plain)
+    failed(cause, "EvaluationError", "step 'b0/h' (bad.Hold) failed", *words)
+    result, _ = await run(temporal_client, "bad.CaughtDivide", {"a": 10**400}, workers.plain)
+    assert result == {"error_type": "EvaluationError"}
+    await still_serving(temporal_client, workers)
+
+
+async def test_runaway_recursion_fails_at_the_nesting_limit(temporal_client, workers):
+    result, _ = await run(temporal_client, "bad.Recurse", {"n": 5}, workers.plain)
+    assert result == {"n": 0}
+    started = time.monotonic()
+    _, cause = await run(temporal_client, "bad.Recurse", {"n": -1}, workers.plain)
+    failed(cause, "NestingTooDeep", "nested more than 64 deep", "max_nesting_depth")
+    assert time.monotonic() - started < 15
+    await still_serving(temporal_client, workers)
+
+
+async def test_a_hanging_handler_fails_its_step_and_holds_one_thread(temporal_client, workers):
+    started = time.monotonic()
+    _, cause = await run(temporal_client, "bad.Hung", {"n": 1}, workers.plain)
+    failed(cause, "TimeoutError", "step 'b0/h' (bad.Hang) failed", "START_TO_CLOSE")
+    assert time.monotonic() - started < 10  # 3 attempts of 1 s, not 3 x 300 s
+    assert workers.calls("hang") == 1  # attempts 2 and 3 waited for the first call instead of starting more
+    await still_serving(temporal_client, workers)
+
+
+async def test_a_step_whose_queue_has_no_worker_fails_after_its_schedule_to_start_timeout(temporal_client, workers):
+    _, cause = await run(temporal_client, "bad.Unserved", {"n": 1}, workers.plain)
+    failed(cause, "TimeoutError", f"no worker picked the task up from queue '{workers.unserved}' within 2 s")
+    await still_serving(temporal_client, workers)
+
+
+async def test_scripts_need_a_worker_started_with_allow_scripts(temporal_client, workers):
+    _, cause = await run(temporal_client, "bad.Environment", {}, workers.plain)
+    failed(cause, "ScriptsDisabled", "start the interpreter worker with --allow-scripts")
+    result, _ = await run(temporal_client, "bad.Environment", {}, workers.scripted)
+    assert result["secret"] is None  # the worker's environment is not the script's
+    assert Path(result["cwd"]).name.startswith("ffl-script-") and result["home"] == result["cwd"]
+    assert not Path(result["cwd"]).exists()  # removed afterwards
+    await still_serving(temporal_client, workers)
+
+
+async def test_script_failures_timeouts_and_memory_are_step_failures(temporal_client, workers):
+    started = time.monotonic()
+    _, cause = await run(temporal_client, "bad.Sleepy", {"seconds": 60}, workers.scripted)
+    failed(cause, "ScriptTimeout", "ran longer than 3 s and was stopped")
+    assert time.monotonic() - started < 10
+    _, cause = await run(temporal_client, "bad.Hog", {}, workers.scripted)
+    failed(cause, "MemoryError", "more than 256 MB")
+    result, _ = await run(temporal_client, "bad.CaughtScript", {}, workers.scripted)
+    assert result == {"error_type": "ZeroDivisionError"}
+    await still_serving(temporal_client, workers)
+
+
+async def test_sleeping_scripts_block_no_other_run(temporal_client, workers):
+    sleepers = [asyncio.ensure_future(run(temporal_client, "bad.Sleepy", {"seconds": 2.5}, workers.scripted))
+                for _ in range(6)]  # more than the worker's 4 script processes
+    await asyncio.sleep(0.5)
+    started = time.monotonic()
+    result, _ = await run(temporal_client, "bad.Produced", {"mode": "ok"}, workers.scripted)
+    assert result == {"n": 7} and time.monotonic() - started < 2
+    assert [r for r, _ in await asyncio.gather(*sleepers)] == [{"slept": 2.5}] * 6
+
+
+async def test_a_worker_running_scripts_stops_on_sigterm_within_seconds(temporal_client, workers):
+    """Last of the worker tests: it stops the scripts worker."""
+    handles = [await temporal_client.start_workflow("bad.Sleepy", {"seconds": 30}, id=f"sleep-{uuid.uuid4().hex}",
+                                                    task_queue=workers.scripted) for _ in range(4)]
+    await asyncio.sleep(2)  # the scripts are running
+    process = workers.processes["scripted"]
+    started = time.monotonic()
+    assert await asyncio.to_thread(process.stop, signal.SIGTERM, 15) == 0
+    assert time.monotonic() - started < 8
+    for handle in handles:
+        await handle.terminate("test over")
+
+
+@pytest.mark.parametrize("inputs, words", [
+    ('{"n": 1e400}', "number"),
+    ('{"n": NaN}', "non-finite"),
+    ("@deep", "nested more than 200 levels deep"),
+])
+def test_ffl_run_refuses_the_same_inputs_before_it_starts_anything(tmp_path, inputs, words):
+    if inputs == "@deep":
+        (tmp_path / "deep.json").write_text('{"n": ' + "[" * 1000 + "]" * 1000 + "}")
+        inputs = f"@{tmp_path / 'deep.json'}"
+    done = subprocess.run([sys.executable, "-m", "interpreter", "run", str(PROGRAM), "--workflow", "bad.Typed",
+                           "--input", inputs], cwd=REPO, capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode == 2 and done.stdout == ""
+    assert "error: bad --input:" in done.stderr and words in done.stderr and "Traceback" not in done.stderr
