@@ -135,27 +135,49 @@ def start_temporal(
         args += ["--search-attribute", f"{name}={kind}"]
     if db_file:
         args += ["--db-filename", db_file]
+        extra["db_file"] = db_file
     process = _spawn(args, log_path)
     _wait_for_port(port, process, log_path, timeout)
     return LocalService("temporal", process, port, log_path, extra)
 
 
 def start_mongo(
-    *, port: int | None = None, storage_path: str | None = None, log_dir: str | None = None, timeout: float = 60.0
+    *, port: int | None = None, storage_path: str | None = None, log_dir: str | None = None, timeout: float = 60.0,
+    sync_on_commit: bool = False,
 ) -> LocalService:
-    """Start secantusdb (a MongoDB wire-protocol server); ``extra["uri"]`` is its URI."""
+    """Start secantusdb (a MongoDB wire-protocol server); ``extra["uri"]`` is its URI.
+
+    Without ``sync_on_commit`` secantusdb, like mongod with ``j: false``, may lose the writes it
+    acknowledged last when it is killed (kill -9); with it every commit is on disk before it is
+    acknowledged, at a large cost in write throughput.
+    """
     port = port or free_port()
     storage = storage_path or tempfile.mkdtemp(prefix="ffl-mongo-")
     log_path = Path(log_dir or storage) / "secantusd.log"
     args = [find_binary("secantusd-py"), "--host", "127.0.0.1", "--port", str(port), "--storage-path", storage]
+    if sync_on_commit:
+        args.append("--sync-on-commit")
     process = _spawn(args, log_path)
     _wait_for_port(port, process, log_path, timeout)
-    return LocalService("mongo", process, port, log_path, {"uri": f"mongodb://127.0.0.1:{port}", "storage": storage})
+    extra = {"uri": f"mongodb://127.0.0.1:{port}", "storage": storage}
+    if sync_on_commit:
+        extra["sync_on_commit"] = "1"
+    return LocalService("mongo", process, port, log_path, extra)
 
 
 def restart(service: LocalService, timeout: float = 60.0) -> LocalService:
-    """Start the same service again on the same port (and storage, for Mongo)."""
+    """Start the same service again on the same port and storage (Mongo's, or the dev server's SQLite file).
+
+    A dev server without a database file kept its state in memory: restarting it would lose every run.
+    """
     service.stop()
+    log_dir = str(service.log_path.parent)
     if service.name == "mongo":
-        return start_mongo(port=service.port, storage_path=service.extra["storage"], timeout=timeout)
-    raise LocalServiceError(f"restart of {service.name} is not supported")
+        return start_mongo(port=service.port, storage_path=service.extra["storage"], log_dir=log_dir, timeout=timeout,
+                           sync_on_commit=bool(service.extra.get("sync_on_commit")))
+    if service.name == "temporal" and service.extra.get("db_file"):
+        ui = "ui_url" in service.extra
+        ui_port = int(service.extra["ui_url"].rsplit(":", 1)[1]) if ui else None
+        return start_temporal(port=service.port, ui=ui, ui_port=ui_port, db_file=service.extra["db_file"],
+                              log_dir=log_dir, timeout=timeout)
+    raise LocalServiceError(f"restart of {service.name} without persistent storage is not supported")

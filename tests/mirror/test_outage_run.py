@@ -2,19 +2,21 @@
 
 A handler blocks until the test has stopped the MongoDB server; the rest of
 the run (the blocked step's completion, a further step, the yield, the
-runner's end) happens while MongoDB is down. The server then restarts on the
-same port and storage, and every runner, step and task document is there,
-complete and once.
+runner's end) happens while MongoDB is down — stopped with SIGTERM, or killed
+with SIGKILL. The server then restarts on the same port and storage, and every
+runner, step and task document is there, complete and once.
 """
 
 from __future__ import annotations
 
 import asyncio
+import signal
 import threading
 import time
 import uuid
 
 import pymongo
+import pytest
 
 from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.mirror import MirrorSession, MongoProgramStore, ids
@@ -39,8 +41,15 @@ namespace o {
 """
 
 
-async def test_mongo_outage_mid_run_loses_and_duplicates_nothing(temporal_client, tmp_path) -> None:
-    service = start_mongo(log_dir=str(tmp_path))
+def _kill(service) -> None:
+    service.process.send_signal(signal.SIGKILL)
+    service.process.wait(10)
+
+
+@pytest.mark.parametrize("stop", ["sigterm", "kill -9"])
+async def test_mongo_outage_mid_run_loses_and_duplicates_nothing(temporal_client, tmp_path, stop) -> None:
+    # kill -9 loses what a server acknowledged but had not yet put on disk: killed, it must sync on commit
+    service = start_mongo(log_dir=str(tmp_path), sync_on_commit=stop == "kill -9")
     sessions: list[MirrorSession] = []
     try:
         uri = service.extra["uri"]
@@ -76,7 +85,7 @@ async def test_mongo_outage_mid_run_loses_and_duplicates_nothing(temporal_client
                                                           task_queue=queue)  # fmt: skip
             assert await asyncio.to_thread(entered.wait, 30)
             assert await asyncio.to_thread(interpreter_side.writer.flush, 10)
-            await asyncio.to_thread(service.stop)
+            await asyncio.to_thread(service.stop if stop == "sigterm" else lambda: _kill(service))
             release.set()
             started = time.monotonic()
             assert await asyncio.wait_for(handle.result(), 20) == {"total": 21}

@@ -83,6 +83,7 @@ class MirrorWriter:
             connectTimeoutMS=server_selection_timeout_ms,
             socketTimeoutMS=max(10_000, server_selection_timeout_ms),
             connect=False,
+            journal=True,  # a batch counts as delivered (and leaves the spool) once it survives a MongoDB crash
         )
         self._db = self._client[self.database]
         self._program_store = program_store
