@@ -189,12 +189,24 @@ class ScriptRunner:
             return work.result()
 
 
+def script_request(data: Any) -> ScriptRequest:
+    """The request RunScript was sent, or a non-retryable refusal: code is never accepted, only a script's id."""
+    fields = ("program_hash", "workflow", "script_id")
+    if not isinstance(data, dict) or "code" in data or not all(isinstance(data.get(f), str) for f in fields):
+        raise _fail(f"{RUN_SCRIPT_ACTIVITY} runs a script of a published program: it takes program_hash, workflow "
+                    "and script_id (and params, step), never code", "InvalidScriptRequest")
+    params = data.get("params") or {}
+    if not isinstance(params, dict):
+        raise _fail(f"{RUN_SCRIPT_ACTIVITY} params must be a record", "InvalidScriptRequest")
+    return ScriptRequest(data["program_hash"], data["workflow"], data["script_id"], params, str(data.get("step", "")))
+
+
 def build_run_script_activity(store: ProgramStore, limits: ScriptConfig, allowed: bool) -> Callable:
     runner = ScriptRunner(store, limits, allowed)
 
     @activity.defn(name=RUN_SCRIPT_ACTIVITY)
-    async def run_script_activity(request: ScriptRequest) -> dict[str, Any]:
-        """``ScriptRequest`` (program hash, workflow, script id, params, step) → the script's ``result``."""
-        return await runner.run(request)
+    async def run_script_activity(request: dict[str, Any]) -> dict[str, Any]:
+        """A ``ScriptRequest`` (program hash, workflow, script id, params, step) → the script's ``result``."""
+        return await runner.run(script_request(request))
 
     return run_script_activity

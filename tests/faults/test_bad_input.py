@@ -239,6 +239,20 @@ async def test_sleeping_scripts_block_no_other_run(temporal_client, workers):
     assert [r for r, _ in await asyncio.gather(*sleepers)] == [{"slept": 2.5}] * 6
 
 
+async def test_no_client_can_send_runscript_code(workers, temporal_service, tmp_path):
+    """What the Temporal CLI lets anyone do: execute ffl.RunScript directly, with code of their own."""
+    marker = tmp_path / "ran"
+    code = f"open({str(marker)!r}, 'w').close()"
+    done = await asyncio.to_thread(subprocess.run, [
+        str(Path(sys.executable).parent / "temporal"), "activity", "execute", "--type", "ffl.RunScript",
+        "--task-queue", workers.scripted, "--activity-id", f"attack-{uuid.uuid4().hex[:8]}",
+        "--start-to-close-timeout", "10s", "--input", json.dumps({"code": code, "params": {}}),
+        "--address", temporal_service.address], capture_output=True, text=True, timeout=60)  # fmt: skip
+    assert done.returncode != 0
+    assert "Status   FAILED" in done.stdout and "never code" in done.stdout  # failed at once: not retryable
+    assert not marker.exists()
+
+
 async def test_a_worker_running_scripts_stops_on_sigterm_within_seconds(temporal_client, workers):
     """Last of the worker tests: it stops the scripts worker."""
     handles = [await temporal_client.start_workflow("bad.Sleepy", {"seconds": 30}, id=f"sleep-{uuid.uuid4().hex}",

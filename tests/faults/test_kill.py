@@ -92,8 +92,10 @@ async def test_killed_interpreter_worker_the_run_goes_on_without_duplicates(temp
                                                       task_queue=setup.queue)  # fmt: skip
         await setup.wait_for("step-2")
         kill(first)
+        killed_at = time.monotonic()
         setup.start("interpreter")  # replays the history and goes on
         assert await asyncio.wait_for(handle.result(), 60) == EXPECTED
+        print(f"\ninterpreter worker killed: run finished {time.monotonic() - killed_at:.1f} s later")
     finally:
         setup.stop_all()
     assert [setup.calls(name) for name in STEPS] == [1] * len(STEPS)  # handlers were never disturbed
@@ -114,6 +116,7 @@ async def test_killed_handler_worker_is_noticed_within_the_heartbeat_timeout(tem
         setup.start("handlers")
         assert await asyncio.wait_for(handle.result(), 60) == EXPECTED
         recovered = time.monotonic() - killed_at
+        print(f"\nhandler worker killed mid-activity: run finished {recovered:.1f} s later")
     finally:
         setup.stop_all()
     # the 2 s heartbeat timeout, not the 120 s start-to-close timeout, decided when attempt 2 started
@@ -134,10 +137,12 @@ async def test_killed_dev_server_restarted_on_its_file_finishes_the_run(tmp_path
         await setup.wait_for("step-2")
         server.process.send_signal(signal.SIGKILL)
         server.process.wait(10)
+        killed_at = time.monotonic()
         await asyncio.sleep(3)  # an outage, with the workers still running
         server = await asyncio.to_thread(restart, server)
         client = await _connect(server.address)
         result = await asyncio.wait_for(client.get_workflow_handle(handle.id).result(), 120)
+        print(f"\ndev server killed, restarted on its file: run finished {time.monotonic() - killed_at:.1f} s later")
     finally:
         setup.stop_all()
         server.stop()

@@ -184,3 +184,24 @@ def test_a_closed_pipe_ends_a_command_quietly(tmp_path, command):
     done = subprocess.run(["bash", "-c", shell], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert "Traceback" not in done.stderr and "BrokenPipe" not in done.stderr, done.stderr
     assert done.stdout.strip() in ("0", "141")  # 0 when the output fitted in the pipe before the reader left
+
+
+def test_log_records_and_stderr_are_redacted(capsys):
+    import io
+    import logging
+
+    from interpreter.activities.redact import RedactingFilter, RedactingStream
+
+    stream = io.StringIO()
+    handler = logging.StreamHandler(stream)
+    handler.addFilter(RedactingFilter())
+    logger = logging.getLogger("ffl.test.redact")
+    logger.addHandler(handler)
+    try:
+        logger.warning("mirror at %s failed", "mongodb://bob:hunter2@db/afl")
+    finally:
+        logger.removeHandler(handler)
+    assert stream.getvalue() == "mirror at mongodb://***@db/afl failed\n"
+    out = io.StringIO()
+    RedactingStream(out).write("error: mongodb://bob:hunter2@db/afl\n")
+    assert out.getvalue() == "error: mongodb://***@db/afl\n"

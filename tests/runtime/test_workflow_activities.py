@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -109,7 +110,13 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     assert sink.records == [{"kind": "log"}]
     scripted = store.publish(compile_text(SCRIPTED))
     request = ScriptRequest(scripted, "s.W", "s.S/b0", {"p": 3}, "b0/s")
-    assert await env.run(activities[1], request) == {"v": 3}
+    assert await env.run(activities[1], dataclasses.asdict(request)) == {"v": 3}  # as the converter hands it over
+    with pytest.raises(ApplicationError) as info:  # what any Temporal client could send: code
+        await env.run(activities[1], {"code": "result['v'] = 1", "params": {}})
+    assert info.value.type == "InvalidScriptRequest" and info.value.non_retryable and "never code" in info.value.message
+    with pytest.raises(ApplicationError) as info:
+        await env.run(activities[1], {**dataclasses.asdict(request), "script_id": "s.S/b9"})
+    assert info.value.type == "ScriptNotFound"
 
 
 def test_trim_program_keeps_what_the_workflow_reaches():
