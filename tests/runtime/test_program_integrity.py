@@ -205,3 +205,17 @@ def test_log_records_and_stderr_are_redacted(capsys):
     out = io.StringIO()
     RedactingStream(out).write("error: mongodb://bob:hunter2@db/afl\n")
     assert out.getvalue() == "error: mongodb://***@db/afl\n"
+
+
+def test_mirror_spools_are_readable_by_their_owner_only(tmp_path):
+    from interpreter.activities.mirror import MirrorWriter
+
+    writer = MirrorWriter("mongodb://127.0.0.1:1", "spooltest", spool_dir=tmp_path / "a" / "spool")
+    try:
+        writer.write([{"kind": "log", "workflow_id": "w", "run_id": "r", "path": "", "message": "secret params"}])
+    finally:
+        writer.close(timeout=0.5)
+    created = [tmp_path / "a", tmp_path / "a" / "spool", *(tmp_path / "a" / "spool").glob("*.jsonl")]
+    assert len(created) == 3
+    for path in created:
+        assert path.stat().st_mode & 0o077 == 0, (path, oct(path.stat().st_mode))
