@@ -10,11 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..program.model import FacetDecl, ImplicitDecl, Program, SchemaDecl, SourceFile
+from ..program.scripts import assign_script_ids
 from .diagnostics import CompileError, Diagnostic, FFLSyntaxError, errors_of, warnings_of
 from .gcpause import collector_paused
 from .recursion import recursion_problems
 from .resolve import resolve
-from .script_ids import assign_script_ids
 from .sources import read_sources
 from .symbols import SymbolTable
 from .validate_decls import check_decls

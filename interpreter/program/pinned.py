@@ -24,6 +24,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .model import FORMAT_VERSION, Program
+from .scripts import with_script_ids
 from .serialize import ProgramFormatError
 
 COMPRESS_ABOVE = 256 * 1024
@@ -69,6 +70,7 @@ def unpack_program(loaded: dict[str, Any]) -> Program:
         raise ProgramFormatError(
             f"compiled program has format {program.format!r}; this interpreter reads format {FORMAT_VERSION}"
         )
+    with_script_ids(program)  # pinned by a release whose compiler gave scripts no ids: the same ids, by position
     with _cache_lock:
         _cache[key] = program
         while len(_cache) > CACHE_SIZE:

@@ -2,7 +2,12 @@
 
 The workflow sends a ``ScriptRequest``; the activity loads the program by its
 hash from its own store (verifying the hash) and runs the script with that
-id (ids are given by the compiler, see ``Script.id``).
+id. The compiler gives each script its id (``assign_script_ids``): where it
+stands — ``ns.F/script`` for a pre-script, ``ns.F/b1`` for the second
+``andThen`` block of ``ns.F`` when it is a script, ``<step id>/b0`` for a
+script tail of a step. It depends only on the program's text, so it is
+stable for a given program hash; programs compiled before scripts had ids
+get the same ids when they are read (``with_script_ids``).
 """
 
 from __future__ import annotations
@@ -24,23 +29,62 @@ class ScriptRequest:
     step: str = ""
 
 
-def scripts_of(program: Program) -> dict[str, str]:
-    """Script id → code, for every script of ``program``."""
-    found: dict[str, str] = {}
+def _blocks(blocks: list[Block], prefix: str) -> None:
+    for index, block in enumerate(blocks):
+        _block(block, f"{prefix}/b{index}")
+
+
+def _block(block: Block, path: str) -> None:
+    if block.script is not None:
+        block.script.id = path
+    for step in block.steps:
+        step_path = step.id or f"{path}/{step.name}"
+        _blocks(step.blocks, step_path)
+        if step.catch is not None:
+            _block(step.catch.block, f"{step_path}/catch")
+    for index, case in enumerate(block.cases):
+        _block(case.body, f"{path}/c{index}")
+
+
+def assign_script_ids(program: Program) -> None:
+    """Fill ``Script.id`` of every script in ``program`` (in place)."""
+    for qname, decl in program.facets.items():
+        if decl.script is not None:
+            decl.script.id = f"{qname}/script"
+        _blocks(decl.blocks, qname)
+        if decl.catch is not None:
+            _block(decl.catch.block, f"{qname}/catch")
+
+
+def with_script_ids(program: Program) -> Program:
+    """``program`` with every script's id filled (programs compiled before ids existed have none)."""
+    scripts = _all_scripts(program)
+    if any(not script.id for script in scripts):
+        assign_script_ids(program)
+    return program
+
+
+def _all_scripts(program: Program) -> list:
+    found = []
     pending: list[Block] = []
     for decl in program.facets.values():
         if decl.script is not None:
-            found[decl.script.id] = decl.script.code
+            found.append(decl.script)
         pending.extend(decl.blocks)
         if decl.catch is not None:
             pending.append(decl.catch.block)
     while pending:
         block = pending.pop()
         if block.script is not None:
-            found[block.script.id] = block.script.code
+            found.append(block.script)
         for step in block.steps:
             pending.extend(step.blocks)
             if step.catch is not None:
                 pending.append(step.catch.block)
         pending.extend(case.body for case in block.cases)
     return found
+
+
+def scripts_of(program: Program) -> dict[str, str]:
+    """Script id → code, for every script of ``program``."""
+    return {script.id: script.code for script in _all_scripts(with_script_ids(program))}
