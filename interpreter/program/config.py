@@ -67,7 +67,7 @@ class RuntimeConfig(BaseModel):
     max_pending_activities: int = Field(default=45, ge=1, le=1900)
     search_attributes: bool = False
     max_nesting_depth: int = Field(default=64, ge=1, le=1000)
-    """Most composed-facet calls nested inside each other; a deeper step fails (runaway recursion)."""
+    """Most steps nested inside other steps (composed-facet bodies, tails); a deeper one fails (runaway recursion)."""
     scripts: ScriptConfig = Field(default_factory=ScriptConfig)
 
     def retry_for(self, facet: str) -> RetryConfig:
