@@ -4,12 +4,14 @@ Hooks of ``dispatch.build_handler_activity`` (marked ``# boundary`` there):
 
 - ``SyncCalls.run`` runs a plain ``def`` handler in the worker's thread pool.
   Python cannot stop a thread, so a handler that hangs past its attempt's
-  timeout keeps its thread. When Temporal retries that step on the same
-  worker while the earlier call still runs, the new attempt *waits for that
-  call* instead of starting another one: a hanging handler holds at most one
-  thread per step and per worker, however many attempts time out, and a
-  call that finishes late still answers the step. (A call still queued for a
-  thread when its attempt ends is cancelled and never starts.)
+  timeout keeps its thread. A retry of that step still gets a fresh call (a
+  stuck connection often succeeds the second time), but no more than that:
+  while a step has ``CALLS_PER_STEP`` (2) calls running on this worker, a
+  further attempt *waits for the latest one* instead of starting another. So
+  a hanging handler holds at most two threads per step and per worker,
+  however many attempts time out, and a call that finishes late still
+  answers the step. (A call still queued for a thread when its attempt ends
+  is cancelled and never starts.)
 - ``encode_returns`` converts the returns to their payload once, here, and
   refuses what cannot cross to the workflow — a value with no JSON form,
   NaN/Infinity, nesting past ``MAX_JSON_DEPTH``, an integer past Python's
@@ -34,24 +36,31 @@ CallKey = tuple[str, str, str]
 """(workflow id, run id, activity id): one step of one run."""
 
 
+CALLS_PER_STEP = 2
+"""Calls of one step that may run at once on a worker: a hung one, and one retry."""
+
+
 class SyncCalls:
-    """Plain handler calls running in threads, by step, so a retried step reuses a call still running."""
+    """Plain handler calls running in threads, by step, so retries of a hung step do not pile up threads."""
 
     def __init__(self) -> None:
-        self.running: dict[CallKey, concurrent.futures.Future] = {}
+        self.running: dict[CallKey, list[concurrent.futures.Future]] = {}
 
     def _forget(self, key: CallKey, future: concurrent.futures.Future) -> None:
-        if self.running.get(key) is future:
-            del self.running[key]
+        calls = self.running.get(key)
+        if calls is not None and future in calls:
+            calls.remove(future)
+            if not calls:
+                del self.running[key]
 
     async def run(self, pool: Executor, fn: Callable[..., Any], *args: Any) -> Any:
-        """``fn(*args)`` in ``pool`` — or the same step's earlier call if it is still running."""
+        """``fn(*args)`` in ``pool`` — or, past ``CALLS_PER_STEP`` running calls of the step, the latest of them."""
         info = activity.info()
         key = (info.workflow_id or "", info.workflow_run_id or "", info.activity_id)
-        future = self.running.get(key)
-        if future is None or future.done():
+        calls = [f for f in self.running.get(key, []) if not f.done()]
+        if len(calls) < CALLS_PER_STEP:
             future = pool.submit(fn, *args)
-            self.running[key] = future
+            self.running[key] = [*calls, future]
             loop = asyncio.get_running_loop()
 
             def forget(done: concurrent.futures.Future) -> None:  # runs in the handler's thread
@@ -60,7 +69,8 @@ class SyncCalls:
 
             future.add_done_callback(forget)
         else:
-            activity.logger.warning("attempt %d of %s waits for the earlier attempt's call, still running",
+            future = calls[-1]
+            activity.logger.warning("attempt %d of %s waits for an earlier attempt's call, still running",
                                     info.attempt, key[2])
         return await asyncio.wrap_future(future)
 
