@@ -94,8 +94,14 @@ class Resolver:
         self.diagnostics.append(Diagnostic.at(loc, message, ctx.file, severity="warning"))
 
     def _as_written(self, qnames: Iterable[str], ctx: Context) -> list[str]:
-        """Each declaration as ``ctx`` may write it: by its short name when that is visible, else qualified."""
-        return [_short(q) if self.table.visible(_short(q), ctx).qname == q else q for q in qnames]
+        """The declarations as ``ctx`` may write them: by short name where visible, else qualified.
+
+        A qualified name is left out when its short name is visible here as
+        another declaration: that one is the likelier meaning of a misspelling.
+        """
+        written = [_short(q) if self.table.visible(_short(q), ctx).qname == q else q for q in qnames]
+        visible = {name for name in written if "." not in name}
+        return [name for name in written if "." not in name or _short(name) not in visible]
 
     def _near(self, name: str, ctx: Context, qnames: list[str], written: list[str] | None = None,
               extra: Iterable[str] = ()) -> str:

@@ -259,6 +259,17 @@ def test_a_declaration_of_a_namespace_not_used_is_offered_by_its_qualified_name(
     assert problems(text) == [f"{at(text, 'Plaec')}: unknown type 'Plaec' (did you mean 'geo.Place'?)"]
 
 
+def test_a_visible_short_name_is_offered_rather_than_other_namespaces_namesakes():
+    text = src("""
+        namespace other { event facet Add(x: Long) => (sum: Long) }
+        namespace calc {
+            event facet Add(x: Long) => (sum: Long)
+            workflow W() andThen { s = Ad(x = 1) }
+        }
+    """)
+    assert problems(text) == [f"{at(text, 'Ad(')}: unknown facet 'Ad' (did you mean 'Add'?)"]
+
+
 def test_a_name_visible_through_two_uses_is_offered_by_both_qualified_names():
     text = src("""
         namespace a { facet Fetch() }
