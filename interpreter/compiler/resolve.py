@@ -246,7 +246,7 @@ class Resolver:
 
     def _yield(self, item: Yield, ctx: Context, targets: tuple[str, ...]) -> None:
         qname = self._named(item.name, item.loc, ctx, FacetDecl, "yield target",
-                            lambda: self._near(item.name, ctx, list(dict.fromkeys(targets))))
+                            lambda: self._near(item.name, ctx, list(targets)))
         if qname is not None:
             item.target = qname
 
