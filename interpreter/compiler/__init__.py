@@ -29,6 +29,10 @@ Choices where the language contract is silent (kept here, next to the code):
 - Inside a step's tail or catch, yields may target any enclosing step's facet.
 - ``$.`` names of a body with a pre-script that uses ``result`` in any way
   other than ``result["k"] = ...`` are not checked (they cannot be told).
+- An error about an unknown name ends with ``(did you mean ...?)`` naming up
+  to three names valid at that place and spelt alike (``suggest.py``): never a
+  step defined later or in a sibling block, a declaration by its short name
+  only where that is visible.
 - Sources are compiled in path order, so the file order given never changes
   the program or its content hash.
 """

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from ..program.model import Arg, Call, FacetDecl, ImplicitDecl, Loc, MixinCall, Yield
 from .fields import facet, facet_fields, schema
+from .suggest import did_you_mean
 from .symbols import SymbolTable
 
 Problem = tuple[Loc | None, str]
@@ -17,6 +20,12 @@ def accepted_params(table: SymbolTable, decl: FacetDecl) -> set[str]:
         if mixed is not None:
             names.update(p.name for p in mixed.params)
     return names
+
+
+def _near(arg: Arg, args: list[Arg], declared: Iterable[str]) -> str:
+    """Suggest a declared name for an undeclared argument, leaving out those the call already passes."""
+    given = {a.name for a in args}
+    return did_you_mean(arg.name, [name for name in declared if name not in given])
 
 
 def duplicate_args(args: list[Arg]) -> list[Problem]:
@@ -37,7 +46,8 @@ def mixin_problems(table: SymbolTable, mixin: MixinCall) -> list[Problem]:
     accepted = accepted_params(table, decl)
     for arg in mixin.args:
         if arg.name not in accepted:
-            out.append((arg.loc or mixin.loc, f"unknown argument '{arg.name}': mixin '{decl.qname}' has no parameter '{arg.name}'"))
+            out.append((arg.loc or mixin.loc, f"unknown argument '{arg.name}': mixin '{decl.qname}' has no parameter "
+                                              f"'{arg.name}'{_near(arg, mixin.args, accepted)}"))
     return out
 
 
@@ -53,7 +63,7 @@ def call_problems(table: SymbolTable, call: Call) -> list[Problem]:
         if record is not None:
             names = {f.name for f in record.fields}
             out += [
-                (a.loc or call.loc, f"unknown field '{a.name}' of schema '{record.qname}'")
+                (a.loc or call.loc, f"unknown field '{a.name}' of schema '{record.qname}'{_near(a, call.args, names)}")
                 for a in call.args
                 if a.name not in names
             ]
@@ -64,7 +74,8 @@ def call_problems(table: SymbolTable, call: Call) -> list[Problem]:
         return out
     accepted = accepted_params(table, decl)
     out += [
-        (a.loc or call.loc, f"unknown argument '{a.name}': facet '{decl.qname}' has no parameter '{a.name}'")
+        (a.loc or call.loc, f"unknown argument '{a.name}': facet '{decl.qname}' has no parameter '{a.name}'"
+                            f"{_near(a, call.args, accepted)}")
         for a in call.args
         if a.name not in accepted
     ]
@@ -86,7 +97,8 @@ def implicit_problems(table: SymbolTable, decl: ImplicitDecl) -> list[Problem]:
         what = "facet"
     if names is not None:
         out += [
-            (a.loc or call.loc, f"implicit '{decl.name}' passes unknown argument '{a.name}': {what} '{call.facet}' does not declare it")
+            (a.loc or call.loc, f"implicit '{decl.name}' passes unknown argument '{a.name}': {what} '{call.facet}' "
+                                f"does not declare it{_near(a, call.args, names)}")
             for a in call.args
             if a.name not in names
         ]
@@ -104,7 +116,8 @@ def yield_problems(table: SymbolTable, item: Yield) -> list[Problem]:
     if fields is None:
         return out
     out += [
-        (a.loc or item.loc, f"unknown return '{a.name}' in yield: '{decl.qname}' has no return '{a.name}'")
+        (a.loc or item.loc, f"unknown return '{a.name}' in yield: '{decl.qname}' has no return '{a.name}'"
+                            f"{_near(a, item.args, fields)}")
         for a in item.args
         if a.name not in fields
     ]

@@ -26,6 +26,7 @@ from ..program.model import (
 from .fields import BOOLEAN, DOUBLE, JSON, LONG, STRING, Ty, schema_fields, step_fields
 from .loop_vars import bind_loop_vars
 from .scope import Reads, Scope
+from .suggest import did_you_mean
 from .symbols import SymbolTable
 
 Report = Callable[[Loc | None, str], None]
@@ -37,6 +38,20 @@ _ARITHMETIC = {"+", "-", "*", "/", "%"}
 
 def _is_schema(t: Ty) -> bool:
     return t is not None and t[1] == 0 and t[0] not in BUILTIN_TYPES
+
+
+def _unprefixed(name: str) -> str:
+    return name.removeprefix("$.")
+
+
+def _near_step(name: str, scope: Scope) -> str:
+    """Suggest a visible step, foreach variable (by its bare name) or ``$.`` parameter for ``name``."""
+    params = [f"$.{p}" for p in scope.params or () if p not in scope.loop_vars]
+    return did_you_mean(name, [*scope.visible_steps(), *scope.loop_vars, *params], key=_unprefixed)
+
+
+def _near_param(name: str, scope: Scope) -> str:
+    return did_you_mean(name, [f"$.{p}" for p in scope.params or ()], key=_unprefixed)
 
 
 def show_type(t: Ty) -> str:
@@ -132,7 +147,7 @@ class ExprChecker:
         elif scope.params and name in scope.params:
             self.report(loc, f"unknown step '{name}' (the parameter is written '$.{name}')")
         else:
-            self.report(loc, f"unknown step '{name}'")
+            self.report(loc, f"unknown step '{name}'{_near_step(name, scope)}")
         return None
 
     def _param(self, expr: ParamRef, scope: Scope, reads: Reads) -> Ty:
@@ -140,7 +155,7 @@ class ExprChecker:
             reads.param(expr.name)
             return None
         if expr.name not in scope.params:
-            self.report(expr.loc, f"unknown parameter '$.{expr.name}'")
+            self.report(expr.loc, f"unknown parameter '$.{expr.name}'{_near_param(expr.name, scope)}")
             return None
         reads.param(expr.name)
         return scope.params[expr.name]
@@ -155,7 +170,8 @@ class ExprChecker:
             if fields is None:
                 return None
             if expr.name not in fields:
-                self.report(loc, f"unknown return '{expr.name}' of step '{step.name}' (facet '{step.call.facet}' has no such return)")
+                self.report(loc, f"unknown return '{expr.name}' of step '{step.name}' (facet '{step.call.facet}' has no "
+                                 f"such return){did_you_mean(expr.name, fields)}")
                 return None
             return fields[expr.name]
         target = self.check(expr.target, scope, reads)
@@ -164,7 +180,7 @@ class ExprChecker:
             return None
         qname, fields = record
         if expr.name not in fields:
-            self.report(loc, f"unknown field '{expr.name}' of schema '{qname}'")
+            self.report(loc, f"unknown field '{expr.name}' of schema '{qname}'{did_you_mean(expr.name, fields)}")
             return None
         return fields[expr.name]
 

@@ -78,6 +78,10 @@ class Scope:
         """True when ``name`` is a step of an enclosing block defined after this point."""
         return any(name in layer.steps and layer.steps[name][0] >= layer.upto for layer in self.layers)
 
+    def visible_steps(self) -> list[str]:
+        """Names of the steps an expression may reference here (gathered only to suggest one)."""
+        return [name for layer in self.layers for name, (position, _) in layer.steps.items() if position < layer.upto]
+
     def with_layer(self, layer: Layer) -> Scope:
         return replace(self, layers=(*self.layers, layer))
 

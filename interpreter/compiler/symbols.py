@@ -101,6 +101,14 @@ class SymbolTable:
         prefix = name + "."
         return name in self.namespaces or any(ns.startswith(prefix) for ns in self.namespaces)
 
+    def namespace_names(self) -> set[str]:
+        """Every name ``uses`` accepts: each namespace and each of its dotted prefixes."""
+        names: set[str] = set()
+        for namespace in self.namespaces:
+            parts = namespace.split(".")
+            names.update(".".join(parts[:end]) for end in range(1, len(parts) + 1))
+        return names
+
     def lookup(self, name: str, ctx: Context, accept: Callable[[Declaration], bool] | None = None) -> Lookup:
         """Resolve a name as written in ``ctx``, else search the program for its short name.
 

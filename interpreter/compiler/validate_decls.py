@@ -11,6 +11,7 @@ from .exprs import ExprChecker
 from .fields import facet, ty
 from .scope import Reads, Scope
 from .scripts import result_keys
+from .suggest import did_you_mean
 from .symbols import Entry, SymbolTable
 from .validate_body import check_body
 
@@ -20,6 +21,10 @@ _PLACEHOLDER = re.compile(r"\{\{|\}\}|\{\s*([A-Za-z_][A-Za-z0-9_]*)(?:\.[A-Za-z_
 def placeholders(text: str) -> list[str]:
     """Names in ``{name}`` / ``{name.field}`` placeholders (``{{``/``}}`` are literal braces)."""
     return [m.group(1) for m in _PLACEHOLDER.finditer(text) if m.group(1) is not None]
+
+
+def _unbraced(placeholder: str) -> str:
+    return placeholder[1:-1]
 
 
 class DeclChecker:
@@ -100,7 +105,8 @@ class DeclChecker:
             for name in placeholders(getattr(prompt, key) or ""):
                 if name in known:
                     continue
-                message = f"unknown prompt placeholder '{{{name}}}': '{decl.qname}' has no parameter '{name}'"
+                near = did_you_mean(name, (f"{{{p}}}" for p in known), key=_unbraced)
+                message = f"unknown prompt placeholder '{{{name}}}': '{decl.qname}' has no parameter '{name}'{near}"
                 here = prompt._entry_locs.get(key) or prompt.loc or decl.loc
                 self.report(here, message, file)
                 if decl.loc is not None and here is not None and here.line != decl.loc.line:

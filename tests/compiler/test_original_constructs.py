@@ -282,7 +282,7 @@ def test_a_bare_name_outside_any_foreach_is_still_a_step_reference():
         }
     }
     """
-    assert messages(text) == ["4:23: unknown step 'r'"]
+    assert messages(text) == ["4:23: unknown step 'r' (did you mean '$.rs'?)"]
 
 
 def test_nested_foreach_sees_both_variables_by_name():
