@@ -194,9 +194,9 @@ class Interpreter:
         return await self.tracked(scope.path, BLOCK_TYPES.get(block.kind, "AndThen"), scope.owner,
                                   self.run_block_body(block, scope))
 
-    async def tracked(self, path: str, object_type: str, owner: str | None, work) -> list[Write]:
+    async def tracked(self, path: str, object_type: str, owner: str | None, work, foreach=None) -> list[Write]:
         """Await a block's coroutine, mirroring it as a block step (running, then completed or failed)."""
-        self.tracker.block(path, object_type, "running", parent=owner)
+        self.tracker.block(path, object_type, "running", parent=owner, foreach=foreach)
         try:
             writes = await work
         except (StepFailure, Skipped) as failure:
@@ -237,7 +237,7 @@ class Interpreter:
         except EvaluationError as err:
             raise StepFailure(join(scope.path, f"yield {item.name}"), target, str(err), "EvaluationError") from err
         self.tracker.block(join(scope.path, f"yield {item.name}"), "YieldAssignment", "completed",
-                           parent=scope.owner, returns=fields)
+                           parent=scope.owner, returns=fields, facet=target)
         return target, fields
 
     async def run_foreach(self, block: Block, scope: Scope) -> list[Write]:
@@ -256,7 +256,7 @@ class Interpreter:
         def iteration(index: int):
             inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: items[index]},
                                 self.handles(block.steps))
-            return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner))
+            return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner), (var, items[index]))
 
         results = await windowed(len(items), iteration, max(FOREACH_WINDOW, self.config.max_pending_activities))
         return [write for writes in results for write in writes]

@@ -32,6 +32,7 @@ class Tracker:
         self.workflow_id = ""
         self.run_id = ""
         self.program_hash = ""  # from the first runner record; step and task records carry it (flow ids)
+        self.seq = 0  # position of the next mirror record in the run: the mirror's deterministic log order
         self.root = ""  # the workflow's short name and what it runs, for the Web UI's current details
         self.header = ""
         self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
@@ -71,7 +72,7 @@ class Tracker:
             if place is None:
                 root = self.places[parent][2] if parent in self.places else (parent or path)
                 place = self.places[path] = (parent, block, root)
-            self.buffer.append({
+            self._emit({
                 "kind": "step", "workflow_id": self.workflow_id, "run_id": self.run_id, "path": path,
                 "statement_id": statement_id, "facet": facet, "object_type": object_type,
                 "parent_path": place[0], "block_path": place[1], "root_path": place[2],
@@ -80,12 +81,13 @@ class Tracker:
             })
 
     def block(self, path: str, object_type: str, state: str, *, parent: str | None, error: str | None = None,
-              returns: dict | None = None) -> None:
+              returns: dict | None = None, foreach: tuple[str, Any] | None = None, facet: str = "") -> None:
         """Mirror-only record of a block (AndThen, AndMap, AndMatch) or a yield (YieldAssignment).
 
         Blocks are not steps of the steps query; their mirror documents make
         the steps' ``block_id`` resolve. The enclosing block is the nearest
-        recorded block whose path is a prefix of ``path``.
+        recorded block whose path is a prefix of ``path``. ``foreach`` is an
+        iteration's (variable, element); ``facet`` a yield's target.
         """
         if not self.mirror:
             return
@@ -101,18 +103,21 @@ class Tracker:
             root = self.places[parent][2] if parent in self.places else (parent or path)
             place = self.places[path] = (parent, enclosing, root)
             self.blocks.add(path)
-        self.buffer.append({
+        record = {
             "kind": "step", "workflow_id": self.workflow_id, "run_id": self.run_id, "path": path,
-            "statement_id": "", "facet": "", "object_type": object_type,
+            "statement_id": "", "facet": facet, "object_type": object_type,
             "parent_path": place[0], "block_path": place[1], "root_path": place[2],
             "state": state, "params": None, "returns": returns, "error": error,
             "program_hash": self.program_hash, "time": workflow.now().isoformat(),
-        })
+        }
+        if foreach is not None:
+            record["foreach"] = list(foreach)
+        self._emit(record)
 
     def task(self, path: str, facet: str, queue: str) -> None:
         """An event-facet activity is scheduled: its task is ``pending`` until a handler reports."""
         if self.mirror:
-            self.buffer.append({
+            self._emit({
                 "kind": "task", "workflow_id": self.workflow_id, "run_id": self.run_id, "activity_id": path,
                 "facet": facet, "queue": queue, "attempt": 1, "state": "pending",
                 "program_hash": self.program_hash, "time": workflow.now().isoformat(),
@@ -149,7 +154,7 @@ class Tracker:
                error: str | None = None, program_hash: str = "") -> None:
         self.program_hash = program_hash or self.program_hash
         if self.mirror:
-            self.buffer.append({
+            self._emit({
                 "kind": "runner", "workflow_id": self.workflow_id, "run_id": self.run_id,
                 "workflow": workflow_name, "state": state, "params": params, "returns": returns,
                 "error": error, "program_hash": program_hash, "time": workflow.now().isoformat(),
@@ -158,8 +163,14 @@ class Tracker:
     def log(self, path: str, message: str) -> None:
         workflow.logger.info("%s: %s", path or "workflow", message)
         if self.mirror:
-            self.buffer.append({"kind": "log", "workflow_id": self.workflow_id, "run_id": self.run_id,
-                                "path": path, "message": message, "time": workflow.now().isoformat()})
+            self._emit({"kind": "log", "workflow_id": self.workflow_id, "run_id": self.run_id,
+                        "path": path, "message": message, "time": workflow.now().isoformat()})
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        """Buffer a mirror record, numbered in emission order (deterministic: replay numbers it alike)."""
+        record["seq"] = self.seq
+        self.seq += 1
+        self.buffer.append(record)
 
     def take(self, limit: int, max_bytes: int | None = None) -> list[dict[str, Any]]:
         """The oldest ``limit`` records, fewer once their JSON reaches ``max_bytes`` (at least one).
@@ -189,6 +200,8 @@ def _shrunk(record: dict[str, Any], size: int) -> dict[str, Any]:
     for key in ("params", "returns"):
         if shrunk.get(key) is not None:
             shrunk[key] = {"_omitted": f"mirror record of {size} bytes: {key} too large to mirror"}
+    if shrunk.get("foreach") is not None:  # an iteration's element
+        shrunk["foreach"] = [shrunk["foreach"][0], {"_omitted": f"mirror record of {size} bytes: element too large"}]
     for key in ("message", "error"):  # text stays text, cut short
         if isinstance(shrunk.get(key), str) and len(shrunk[key]) > 10_000:
             shrunk[key] = shrunk[key][:10_000] + " …(cut)"

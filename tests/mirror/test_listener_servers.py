@@ -74,14 +74,23 @@ async def test_retried_activities_leave_one_task_per_step(temporal_client, task_
         assert task["runner_id"] == ids.runner_uuid(workflow_id, run_id)
         assert (task["state"], task["retry_count"], task["attempt"]) == ("completed", 2, 3)
         assert task["task_list_name"] == task_queue and task["name"] == "mt.Flaky"
-        assert task["data"]["returns"] == {"tries": 3} and task["error"] is None
-        assert task["created"] <= task["updated"]
+        assert task["returns"] == {"tries": 3} and task["data"] == {"path": task["activity_id"]}
+        assert task["error"] is None and task["created"] <= task["updated"]
+        assert task["server_id"] == registration.uuid and task["task_heartbeat"] >= task["created"]
     logs = list(mongo_db.logs.find({"note_originator": "agent", "details.change": {"$ne": "state"}}))
     assert sorted(log["message"] for log in logs) == sorted(
         f"b0/s{i} attempt {a}" for i in range(2) for a in range(1, 4)
     )
     assert {log["object_id"] for log in logs} == {t["uuid"] for t in tasks}
     assert registration._counts == {"mt.Flaky": [2, 4]}
+    # each attempt's events are numbered in the handler's process: claim, line, failure or completion
+    for path in ("b0/s0", "b0/s1"):
+        entries = list(mongo_db.step_logs.find({"path": path}))
+        assert sorted((e["_mirror"]["sub"], e["message"].split(":")[0]) for e in entries) == [
+            (attempt * 4096 + index, text) for attempt in (1, 2, 3)
+            for index, text in enumerate(["Task claimed", f"{path} attempt {attempt}",
+                                          "Handler completed" if attempt == 3 else "Handler failed"])]  # fmt: skip
+        assert {e["source"] for e in entries} == {"framework", "handler"}
 
 
 def test_listener_never_raises_on_a_broken_sink() -> None:

@@ -40,9 +40,19 @@ def test_publish_then_load_gives_the_same_bytes_and_hash(store, mongo_db) -> Non
     flow = mongo_db.flows.find_one()
     assert flow["uuid"] == ids.flow_uuid(digest) and flow["name"]["uuid"] == flow["uuid"]
     assert flow["name"]["path"] == "main.ffl"
-    assert [f["name"] for f in flow["facets"]] == ["t.Ev", "t.Main", "t.Other"]
+    namespace = ids.namespace_uuid(digest, "t")
+    assert flow["namespaces"] == [{"uuid": namespace, "name": "t", "path": "", "documentation": None}]
+    # the original runtime's facet definitions (workflows are in ``workflows``)
+    assert flow["facets"] == [{"uuid": ids.facet_uuid(digest, "t.Ev"), "name": "t.Ev", "namespace_id": namespace,
+                               "parameters": [{"name": "x", "value": None, "type_hint": "Long"}],
+                               "return_type": None, "documentation": None}]  # fmt: skip
     assert [w["name"] for w in flow["workflows"]] == ["t.Main", "t.Other"]
-    assert flow["namespaces"][0]["name"] == "t"
+    (ns,) = flow["compiled_ast"]["declarations"]
+    assert (flow["compiled_ast"]["type"], ns["type"], ns["name"]) == ("Program", "Namespace", "t")
+    assert [(d["type"], d["name"]) for d in ns["declarations"]] == [
+        ("EventFacetDecl", "Ev"), ("WorkflowDecl", "Main"), ("WorkflowDecl", "Other")]
+    assert ns["declarations"][1]["returns"] == [{"name": "y", "type": "Long"}]
+    assert ns["declarations"][1]["doc"] == {"description": "Main doc", "params": [], "returns": []}
     workflow = mongo_db.workflows.find_one({"name": "t.Main"})
     assert workflow["uuid"] == ids.workflow_uuid(digest, "t.Main")
     assert workflow["flow_id"] == flow["uuid"] and workflow["version"] == digest
@@ -91,4 +101,8 @@ def test_writer_pins_the_runners_program(mongo_uri, mongo_db, store, make_writer
     assert runner["compiled_ast"] == program_from_json(program_to_json(prog)).model_dump(mode="json",
                                                                                          exclude_none=True)
     assert runner["workflow_ast"]["qname"] == "t.Main"
-    assert runner["workflow"]["uuid"] == ids.workflow_uuid(digest, "t.Main")
+    assert runner["workflow"]["uuid"] == runner["workflow_id"] == ids.run_workflow_uuid("w", "r")
+    own = mongo_db.workflows.find_one({"uuid": runner["workflow_id"]})
+    assert own["definition_id"] == ids.workflow_uuid(digest, "t.Main") and own["version"] == digest
+    assert store.load("t.Main") == (program_to_json(prog), digest)  # a run's definition is not a published one
+    assert store.published() == ["t.Main"]

@@ -1,70 +1,71 @@
-"""The mirror creates exactly the indexes of the original runtime's schema, idempotently, and they bite."""
+"""docs/mirror.md's schema tables are the code's: the indexes ensure_indexes creates, the lifecycle
+mapping of ``schema.step_state``, and field types every check knows; the indexes bite."""
 
 from __future__ import annotations
 
 import pymongo
 import pytest
 
-from interpreter.activities.mirror import ensure_indexes
-
-# The original schema's indexes: (collection, name, keys, unique, partial filter).
-EXPECTED = {
-    ("flows", "flow_uuid_index", ("uuid",), True, None),
-    ("flows", "flow_path_index", ("name.path",), False, None),
-    ("flows", "flow_name_index", ("name.name",), False, None),
-    ("flows", "flow_name_id_index", ("name.uuid",), False, None),
-    ("workflows", "workflow_uuid_index", ("uuid",), True, None),
-    ("workflows", "workflow_name_index", ("name",), False, None),
-    ("workflows", "workflow_flow_id_index", ("flow_id",), False, None),
-    ("runners", "runner_uuid_index", ("uuid",), True, None),
-    ("runners", "runner_workflow_id_index", ("workflow_id",), False, None),
-    ("runners", "runner_flow_id_index", ("flow_id",), False, None),
-    ("runners", "runner_state_index", ("state",), False, None),
-    ("steps", "step_uuid_index", ("uuid",), True, None),
-    ("steps", "step_workflow_id_index", ("workflow_id",), False, None),
-    ("steps", "step_flow_id_index", ("flow_id",), False, None),
-    ("steps", "step_state_index", ("state",), False, None),
-    ("tasks", "task_uuid_index", ("uuid",), True, None),
-    ("tasks", "task_runner_id_index", ("runner_id",), False, None),
-    ("tasks", "task_step_id_index", ("step_id",), False, None),
-    ("tasks", "task_list_name_index", ("task_list_name",), False, None),
-    ("tasks", "task_state_index", ("state",), False, None),
-    ("tasks", "task_step_id_running_unique_index", ("step_id",), True, (("state", "running"),)),
-    ("logs", "log_uuid_index", ("uuid",), True, None),
-    ("logs", "log_runner_id_index", ("runner_id",), False, None),
-    ("logs", "log_object_id_index", ("object_id",), False, None),
-    ("servers", "server_uuid_index", ("uuid",), True, None),
-}
+from interpreter.activities.mirror import INDEXES, ensure_indexes, schema
+from tests.mirror.doc_schema import documented_fields, documented_indexes, documented_lifecycles
+from tests.mirror.schema_checks import LABELS, WHEN_SET, actual_indexes
 
 
-def _actual(db) -> set[tuple]:
-    actual = set()
-    for collection in db.list_collection_names():
-        for index in db[collection].list_indexes():
-            if index["name"] == "_id_":
-                continue
-            partial = index.get("partialFilterExpression")
-            actual.add((
-                collection,
-                index["name"],
-                tuple(key for key, _ in index["key"].items()),
-                bool(index.get("unique", False)),
-                tuple(dict(partial).items()) if partial else None,
-            ))  # fmt: skip
-            assert all(direction == 1 for direction in index["key"].values())
-    return actual
+def _code_indexes() -> set[tuple]:
+    return {(s.collection, s.name, s.keys, s.unique, tuple(s.partial.items()) if s.partial else None) for s in INDEXES}
 
 
-def test_ensure_indexes_creates_exactly_the_seed_indexes(mongo_db) -> None:
+def test_the_documented_indexes_are_the_codes() -> None:
+    documented = documented_indexes()
+    assert len(documented) == 29
+    assert documented == _code_indexes()
+
+
+def test_every_collection_and_field_type_is_documented_and_checkable() -> None:
+    fields = documented_fields()
+    assert tuple(fields) == schema.COLLECTIONS
+    assert {c for c, *_ in documented_indexes()} == set(schema.COLLECTIONS)
+    unknown = {(c, f, t) for c, table in fields.items() for f, t in table.items() if t.removesuffix(WHEN_SET) not in LABELS}
+    assert not unknown
+    # the documented schema's own fields are all there, beside the runtime's and the mirror's
+    assert {"uuid", "workflow_id", "workflow", "parameters", "step_id", "user", "start_time", "end_time", "duration",
+            "retain", "state", "compiled_ast", "workflow_ast"} <= set(fields["runners"])  # fmt: skip
+    assert {"facet_name", "statement_name", "attributes", "start_time", "last_modified"} <= set(fields["steps"])
+    assert {"server_id"} <= set(fields["tasks"])
+
+
+def test_the_lifecycle_table_is_step_state() -> None:
+    table = documented_lifecycles()
+    assert set(table) == set(schema.LIFECYCLES) == set(schema.STEP_RANK)
+    for lifecycle, (step_state, block_state) in table.items():
+        assert schema.step_state(lifecycle, "VariableAssignment") == step_state
+        assert schema.step_state(lifecycle, "Workflow") == step_state
+        if block_state is not None:
+            assert schema.step_state(lifecycle, "AndThen") == block_state
+        assert {step_state, block_state or step_state} <= set(schema.STEP_VOCABULARY)
+
+
+def test_the_vocabulary_is_the_original_runtimes() -> None:
+    vocabulary = set(schema.STEP_VOCABULARY)
+    assert len(vocabulary) == len(schema.STEP_VOCABULARY) == 27
+    for phase in ("facet.initialization", "facet.scripts", "statement.scripts", "mixin.capture", "statement.capture"):
+        assert {f"state.{phase}.Begin", f"state.{phase}.End"} <= vocabulary
+    for phase in ("mixin.blocks", "statement.blocks", "block.execution", "statement.catch"):
+        assert {f"state.{phase}.{part}" for part in ("Begin", "Continue", "End")} <= vocabulary
+    assert {"state.statement.Created", "state.EventTransmit", "state.statement.End", "state.statement.Complete",
+            "state.statement.Error"} <= vocabulary  # fmt: skip
+
+
+def test_ensure_indexes_creates_exactly_the_documented_indexes(mongo_db) -> None:
     names = ensure_indexes(mongo_db)
-    assert sorted(names) == sorted(name for _, name, *_ in EXPECTED)
-    assert _actual(mongo_db) == EXPECTED
+    assert sorted(names) == sorted(name for _, name, *_ in documented_indexes())
+    assert actual_indexes(mongo_db) == documented_indexes()
 
 
 def test_ensure_indexes_is_idempotent(mongo_db) -> None:
     ensure_indexes(mongo_db)
     ensure_indexes(mongo_db)
-    assert _actual(mongo_db) == EXPECTED
+    assert actual_indexes(mongo_db) == documented_indexes()
 
 
 def test_partial_unique_index_allows_one_running_task_per_step(mongo_db) -> None:

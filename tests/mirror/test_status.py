@@ -40,11 +40,13 @@ def test_status_renders_the_step_tree(mongo_uri, mongo_db, make_writer) -> None:
     assert '  params  {"n": 2}' in lines
     assert "  error   step b0/each failed" in lines
     body = lines[lines.index("  error   step b0/each failed") + 1 :]
-    assert body == [
-        "  - b0  AndThen  running",
+    assert body == [  # blocks the records left running ended with their failed run
+        "  - b0  AndThen  failed",
+        "      !! stopped: its run failed",
         "    - add  VariableAssignment  calc.Add  completed  [task completed on calc, 1 retries]",
         '        -> {"sum": 3}',
-        "    - each  AndMap  running",
+        "    - each  AndMap  failed",
+        "        !! stopped: its run failed",
         "      - f  VariableAssignment  calc.Fail  failed",
         "          !! calc.Fail: boom",
         "  4 steps, 1 tasks, 8 log entries",

@@ -50,11 +50,13 @@ def test_records_become_documents_once_even_when_written_twice(mongo_uri, mongo_
     writer.write(run_records())
     assert writer.flush(20)
     first = counts(mongo_db)
-    assert first == {"runners": 1, "steps": 3, "logs": 1, "tasks": 0, "state_logs": 2 + 3 * 2}
+    assert first == {"runners": 1, "steps": 1 + 3, "logs": 1, "tasks": 0, "state_logs": 2 + 3 * 2}
+    # the root's 2 lifecycles (running, completed), each step's 2, the log line
+    assert mongo_db.step_logs.count_documents({}) == 2 + 3 * 2 + 1
     writer.write(run_records())
     writer.write(run_records())
     assert writer.flush(20)
-    assert counts(mongo_db) == first
+    assert counts(mongo_db) == first and mongo_db.step_logs.count_documents({}) == 2 + 3 * 2 + 1
     runner = mongo_db.runners.find_one({"uuid": ids.runner_uuid("wf-1", "run-1")})
     assert runner["state"] == "completed"
     assert runner["returns"] == {"total": 6}
@@ -62,7 +64,8 @@ def test_records_become_documents_once_even_when_written_twice(mongo_uri, mongo_
     assert runner["start_time"] == ids.to_ms(at(0)) and runner["end_time"] == ids.to_ms(at(10))
     assert runner["duration"] == 10_000
     step = mongo_db.steps.find_one({"path": "b0/s2"})
-    assert step["state"] == "completed" and step["facets"]["returns"] == {"o": 3}
+    assert step["lifecycle"] == "completed" and step["facets"]["returns"] == {"o": 3}
+    assert step["state"] == "state.statement.Complete"
     assert step["facets"]["params"] == {"i": 2}
     assert step["timestamp"]["started"] == ids.to_ms(at(3))
 
@@ -73,9 +76,10 @@ def test_a_late_running_record_never_reopens_a_finished_document(mongo_uri, mong
     writer.write(list(reversed(records)))
     assert writer.flush(20)
     assert mongo_db.runners.find_one()["state"] == "completed"
-    step = mongo_db.steps.find_one()
-    assert step["state"] == "completed"
+    step = mongo_db.steps.find_one({"path": "b0/s0"})
+    assert step["lifecycle"] == "completed"
     assert step["facets"] == {"name": "calc.Inc", "params": {"i": 0}, "returns": {"o": 1}}
+    assert mongo_db.steps.find_one({"path": ""})["lifecycle"] == "completed"
     runner = mongo_db.runners.find_one()
     assert runner["start_time"] == ids.to_ms(at(0))
     assert runner["parameters"] == [{"name": "n", "value": 1}]
@@ -99,7 +103,7 @@ def test_task_retries_leave_one_task_with_final_state_and_retry_count(mongo_uri,
     assert writer.flush(20)
     (task,) = list(mongo_db.tasks.find())
     assert task["state"] == "completed" and task["retry_count"] == 2 and task["attempt"] == 3
-    assert task["error"] is None and task["data"] == {"payload": {"x": 1}, "returns": {"y": 2}}
+    assert task["error"] is None and task["data"] == {"x": 1} and task["returns"] == {"y": 2}
     assert task["created"] == ids.to_ms(at(1)) and task["updated"] == ids.to_ms(at(6))
     assert mongo_db.tasks.count_documents({"state": "running"}) == 0
 
@@ -123,8 +127,8 @@ def test_records_spooled_by_a_dead_writer_are_delivered_by_the_next(mongo_uri, m
     assert list(spool_dir.glob("*.jsonl")) and counts(mongo_db)["steps"] == 0
     heir = make_writer(mongo_uri, mongo_db.name, spool_dir=spool_dir)
     assert heir.flush(20)
-    assert mongo_db.steps.count_documents({"workflow_id": "orphan"}) == 3
-    assert mongo_db.runners.find_one({"workflow_id": "orphan"})["state"] == "completed"
+    assert mongo_db.steps.count_documents({"temporal_workflow_id": "orphan"}) == 1 + 3
+    assert mongo_db.runners.find_one({"temporal_workflow_id": "orphan"})["state"] == "completed"
 
 
 def test_overflowing_memory_still_delivers_everything(mongo_uri, mongo_db, make_writer) -> None:
@@ -132,7 +136,7 @@ def test_overflowing_memory_still_delivers_everything(mongo_uri, mongo_db, make_
     for i in range(6):
         writer.write(run_records(wf=f"wf-{i}", n_steps=2))
     assert writer.flush(30)
-    assert counts(mongo_db) == {"runners": 6, "steps": 12, "logs": 6, "tasks": 0, "state_logs": 6 * (2 + 2 * 2)}
+    assert counts(mongo_db) == {"runners": 6, "steps": 6 * 3, "logs": 6, "tasks": 0, "state_logs": 6 * (2 + 2 * 2)}
 
 
 def test_outage_delays_the_mirror_but_never_blocks_or_loses(tmp_path, make_writer) -> None:
@@ -155,10 +159,10 @@ def test_outage_delays_the_mirror_but_never_blocks_or_loses(tmp_path, make_write
         assert writer.flush(60)
         db = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)["outage"]
         assert db.runners.count_documents({}) == 21
-        assert db.steps.count_documents({}) == 3 + 20 * 2
+        assert db.steps.count_documents({}) == 21 + 3 + 20 * 2
         for i in range(20):
-            assert db.runners.count_documents({"workflow_id": f"during-{i}", "state": "completed"}) == 1
-            assert db.steps.count_documents({"workflow_id": f"during-{i}"}) == 2
+            assert db.runners.count_documents({"temporal_workflow_id": f"during-{i}", "state": "completed"}) == 1
+            assert db.steps.count_documents({"temporal_workflow_id": f"during-{i}"}) == 1 + 2
         assert db.logs.count_documents(MESSAGE_LOG) == 21
         assert db.logs.count_documents(STATE_LOG) == 21 * 2 + (3 + 20 * 2) * 2
     finally:
@@ -176,6 +180,83 @@ def test_a_record_without_optional_fields_keeps_what_earlier_records_said(mongo_
     ])  # fmt: skip
     assert writer.flush(20)
     step = mongo_db.steps.find_one()
-    assert (step["object_type"], step["statement_id"], step["facets"]["name"]) == (
-        "SchemaInstantiation", "a.W/b0/s", "a.Rec")
-    assert step["state"] == "failed" and step["error"] == {"message": "bad"}
+    assert (step["object_type"], step["statement_id"], step["facets"]["name"], step["facet_name"]) == (
+        "SchemaInstantiation", "a.W/b0/s", "a.Rec", "a.Rec")
+    assert step["lifecycle"] == "failed" and step["error"] == {"message": "bad"}
+    assert step["state"] == "state.statement.Error"
+
+
+def _task_records(wf: str = "wf-o") -> tuple[list[dict], list[dict]]:
+    """A task's scheduling (workflow, record seq 5) and its handler's attempt (running, two lines, completed)."""
+    task = {"workflow_id": wf, "run_id": "r", "activity_id": "b0/s", "facet": "ns.Ev", "queue": "ns"}
+    workflow = [{"kind": "task", **task, "attempt": 1, "state": "pending", "seq": 5, "time": at(1)}]
+    handler = [{"kind": "task", **task, "attempt": 1, "state": "running", "index": 0, "server_id": "srv", "time": at(2)},
+               {"kind": "task_log", **task, "attempt": 1, "index": 1, "message": "one", "time": at(2)},
+               {"kind": "task_log", **task, "attempt": 1, "index": 2, "message": "two", "time": at(2)},
+               {"kind": "task", **task, "attempt": 1, "state": "completed", "index": 3, "returns": {}, "time": at(3)}]
+    return workflow, handler
+
+
+def _orders(db, collection: str) -> list[tuple[int, str]]:
+    return sorted((e["order"], e.get("message", "")) for e in db[collection].find({}))
+
+
+def test_handler_entries_sort_after_their_tasks_scheduling_whichever_arrives_first(mongo_uri, mongo_db,
+                                                                                    make_writer) -> None:
+    from interpreter.activities.mirror.entries import ORDER_SLOT, agent_sub
+
+    workflow, handler = _task_records()
+    interpreter_side, handler_side = make_writer(mongo_uri, mongo_db.name), make_writer(mongo_uri, mongo_db.name)
+    handler_side.write(handler)  # the handler's process reaches MongoDB first
+    assert handler_side.flush(20)
+    assert all(e["order"] is None for e in mongo_db.logs.find({}))
+    interpreter_side.write(workflow)
+    assert interpreter_side.flush(20)
+    logs = _orders(mongo_db, "logs")
+    anchor = 5 * ORDER_SLOT
+    assert [order for order, _ in logs] == [anchor] + [anchor + agent_sub(1, i) for i in range(4)]
+    assert [message.split(" for ")[0] for _, message in logs] == ["task ns.Ev", "task ns.Ev", "one", "two",
+                                                                  "task ns.Ev"]  # fmt: skip
+    step_logs = _orders(mongo_db, "step_logs")
+    assert [m.split(":")[0] for _, m in step_logs] == ["Step waits for its handler (task ns.Ev on queue ns) (state.EventTransmit)",
+                                                        "Task claimed", "one", "two", "Handler completed"]  # fmt: skip
+    # the other way round gives the same orders
+    mongo_db.client.drop_database(mongo_db.name)
+    interpreter_side.write(workflow)
+    assert interpreter_side.flush(20)
+    handler_side.write(handler)
+    assert handler_side.flush(20)
+    assert _orders(mongo_db, "logs") == logs and _orders(mongo_db, "step_logs") == step_logs
+
+
+def test_a_cancelled_runs_end_closes_its_open_steps_and_tasks(mongo_uri, mongo_db, make_writer) -> None:
+    writer = make_writer(mongo_uri, mongo_db.name)
+    records = run_records(n_steps=2)[:-1]  # running, two steps completed, no end yet
+    waiting = {"kind": "step", "workflow_id": "wf-1", "run_id": "run-1", "path": "b0/w", "facet": "calc.Wait",
+               "object_type": "VariableAssignment", "parent_path": None, "block_path": "b0", "state": "running",
+               "time": at(5)}  # fmt: skip
+    task = {"kind": "task", "workflow_id": "wf-1", "run_id": "run-1", "activity_id": "b0/w", "facet": "calc.Wait",
+            "queue": "calc", "state": "pending", "time": at(5)}
+    end = {"kind": "runner", "workflow_id": "wf-1", "run_id": "run-1", "workflow": "calc.Main", "state": "cancelled",
+           "error": "cancelled", "program_hash": "h1", "time": at(6)}  # fmt: skip
+    writer.write([*records, waiting, task, end])
+    assert writer.flush(20)
+    states = {s["path"]: (s["lifecycle"], s["state"]) for s in mongo_db.steps.find({})}
+    assert states == {"": ("cancelled", "state.statement.Error"), "b0/s0": ("completed", "state.statement.Complete"),
+                      "b0/s1": ("completed", "state.statement.Complete"), "b0/w": ("cancelled", "state.statement.Error")}
+    assert mongo_db.tasks.find_one()["state"] == "canceled"
+    assert mongo_db.runners.find_one()["state"] == "cancelled"
+
+
+def test_a_document_a_dashboard_replaced_takes_the_next_record(mongo_uri, mongo_db, make_writer) -> None:
+    writer = make_writer(mongo_uri, mongo_db.name)
+    records = run_records(n_steps=1)
+    writer.write(records[:2])  # the runner is running, b0/s0 too
+    assert writer.flush(20)
+    uuid = ids.step_uuid("wf-1", "run-1", "b0/s0")
+    mongo_db.steps.replace_one({"_id": uuid}, {"uuid": uuid, "workflow_id": "x", "object_type": "VariableAssignment",
+                                               "state": "state.EventTransmit"})  # what a Retry button writes
+    writer.write(records[2:])
+    assert writer.flush(20)
+    step = mongo_db.steps.find_one({"_id": uuid})
+    assert (step["state"], step["lifecycle"], step["path"]) == ("state.statement.Complete", "completed", "b0/s0")

@@ -25,8 +25,25 @@ def runner_uuid(workflow_id: str, run_id: str) -> str:
     return _uuid("runner", workflow_id, run_id)
 
 
+def run_workflow_uuid(workflow_id: str, run_id: str) -> str:
+    """The run's own ``workflows`` document, which ``runners.workflow_id`` and its steps' ``workflow_id`` name.
+
+    One per run, as the original runtime writes one per submission, so a
+    dashboard that lists a runner's steps by ``workflow_id`` never mixes runs.
+    """
+    return _uuid("run-workflow", workflow_id, run_id)
+
+
+ROOT_PATH = ""
+"""The path of a run's root step (object type Workflow); every other step descends from it."""
+
+
 def step_uuid(workflow_id: str, run_id: str, path: str) -> str:
     return _uuid("step", workflow_id, run_id, path)
+
+
+def root_step_uuid(workflow_id: str, run_id: str) -> str:
+    return step_uuid(workflow_id, run_id, ROOT_PATH)
 
 
 def task_uuid(workflow_id: str, run_id: str, activity_id: str) -> str:
@@ -44,7 +61,16 @@ def flow_uuid(program_hash: str) -> str:
 
 
 def workflow_uuid(program_hash: str, qname: str) -> str:
+    """The published workflow definition (one per program and workflow)."""
     return _uuid("workflow", program_hash, qname)
+
+
+def namespace_uuid(program_hash: str, namespace: str) -> str:
+    return flow_uuid(f"{program_hash}/{namespace}")
+
+
+def facet_uuid(program_hash: str, qname: str) -> str:
+    return _uuid("facet", program_hash, qname)
 
 
 def to_ms(value: Any) -> int | None:

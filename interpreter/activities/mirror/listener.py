@@ -1,4 +1,4 @@
-"""MirrorTaskListener: handler task events and log lines into the tasks and logs collections.
+"""MirrorTaskListener: handler task events and log lines into the tasks, logs and step_logs collections.
 
 It implements the TaskListener protocol of ``interpreter.activities.listeners``
 by reading the events' attributes, turns each event into a ``task`` or
@@ -8,22 +8,30 @@ which only queues it: the handler is never slowed by MongoDB.
 Every attempt of an activity updates the same task document (its uuid is
 derived from workflow id, run id and activity id = step path), with
 ``attempt`` and ``retry_count``, so the partial unique index on running tasks
-can never be violated by a retry.
+can never be violated by a retry. Records carry the worker's ``server_id``
+(its servers document) and ``index``, the event's position within its
+attempt, which orders a handler's entries after the task's scheduling
+(entries.py). A log line's ``details`` are passed on; a handler's
+``_task_heartbeat(progress_pct, progress_message)`` arrives as a ProgressEvent
+and becomes a ``running`` task record with ``heartbeat`` and the progress.
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from typing import Any
 
 from .ids import to_ms
 
 log = logging.getLogger(__name__)
 
+FINISHED = ("completed", "failed")
 
-def task_record(event: Any) -> dict[str, Any]:
+
+def task_record(event: Any, server_id: str = "", index: int = 0) -> dict[str, Any]:
     """The ``task`` record of a TaskEvent (JSON-able; time in ms)."""
-    return {
+    record = {
         "kind": "task",
         "workflow_id": event.workflow_id,
         "run_id": event.run_id,
@@ -37,10 +45,16 @@ def task_record(event: Any) -> dict[str, Any]:
         "error": event.error,
         "error_type": event.error_type,
         "time": to_ms(event.time),
+        "server_id": server_id,
+        "index": index,
     }
+    for key in ("progress_pct", "progress_message"):
+        if getattr(event, key, None) is not None:
+            record[key] = getattr(event, key)
+    return record
 
 
-def log_record(event: Any) -> dict[str, Any]:
+def log_record(event: Any, server_id: str = "", index: int = 0, attempt: int = 1) -> dict[str, Any]:
     """The ``task_log`` record of a LogEvent."""
     record = {
         "kind": "task_log",
@@ -51,13 +65,17 @@ def log_record(event: Any) -> dict[str, Any]:
         "message": event.message,
         "level": getattr(event, "level", "info"),
         "time": to_ms(event.time),
+        "server_id": server_id,
+        "attempt": int(getattr(event, "attempt", None) or attempt),
+        "index": index,
     }
-    if getattr(event, "details", None):
-        record["details"] = dict(event.details)
+    details = getattr(event, "details", None)
+    if details is not None:
+        record["details"] = details if isinstance(details, dict) else {"value": details}
     return record
 
 
-def progress_record(event: Any) -> dict[str, Any]:
+def progress_record(event: Any, server_id: str = "", index: int = 0) -> dict[str, Any]:
     """The ``task`` record of a ProgressEvent: the running task's heartbeat time and progress."""
     return {
         "kind": "task",
@@ -72,6 +90,8 @@ def progress_record(event: Any) -> dict[str, Any]:
         "progress_message": event.progress_message,
         "heartbeat": to_ms(event.time),
         "time": to_ms(event.time),
+        "server_id": server_id,
+        "index": index,
     }
 
 
@@ -81,23 +101,46 @@ class MirrorTaskListener:
     def __init__(self, sink: Any, registration: Any = None) -> None:
         self.sink = sink
         self.registration = registration
+        self.server_id = getattr(registration, "uuid", "") or ""
+        self._lock = threading.Lock()
+        self._attempts: dict[tuple[str, str, str], list[int]] = {}  # running task → [attempt, next index]
+
+    def _next(self, event: Any, attempt: int | None = None, finished: bool = False) -> tuple[int, int]:
+        """(attempt, index) of an event: its place among its attempt's events in this process."""
+        key = (event.workflow_id, event.run_id, event.activity_id)
+        with self._lock:
+            if len(self._attempts) > 100_000:  # attempts that never finished (cancelled, killed)
+                self._attempts.clear()
+            slot = self._attempts.get(key)
+            if attempt is not None and (slot is None or slot[0] != attempt):
+                slot = self._attempts[key] = [attempt, 0]
+            elif slot is None:
+                slot = self._attempts[key] = [1, 0]
+            index = slot[1]
+            slot[1] += 1
+            if finished:
+                del self._attempts[key]
+            return slot[0], index
 
     def on_task(self, event: Any) -> None:
         try:
-            self.sink.write([task_record(event)])
-            if self.registration is not None and event.state in ("completed", "failed"):
+            _, index = self._next(event, int(event.attempt or 1), finished=event.state in FINISHED)
+            self.sink.write([task_record(event, self.server_id, index)])
+            if self.registration is not None and event.state in FINISHED:
                 self.registration.count(event.facet, event.state == "completed")
         except Exception as exc:  # noqa: BLE001 - a listener must never fail a handler
             log.warning("mirror listener: task event not mirrored: %s", exc)
 
     def on_log(self, event: Any) -> None:
         try:
-            self.sink.write([log_record(event)])
+            attempt, index = self._next(event, getattr(event, "attempt", None))
+            self.sink.write([log_record(event, self.server_id, index, attempt)])
         except Exception as exc:  # noqa: BLE001
             log.warning("mirror listener: log event not mirrored: %s", exc)
 
     def on_progress(self, event: Any) -> None:
         try:
-            self.sink.write([progress_record(event)])
+            _, index = self._next(event, int(event.attempt or 1))
+            self.sink.write([progress_record(event, self.server_id, index)])
         except Exception as exc:  # noqa: BLE001
             log.warning("mirror listener: progress not mirrored: %s", exc)

@@ -28,36 +28,41 @@ from ..program_store import (
     text_hash,
     verified,
 )
-from . import ids, schema
+from . import ids, original_ast, schema
 from .documents import workflow_definition
 from .writer import database_from_uri
 
 SOURCE_LANGUAGE = "ffl-program-json"
 
+DERIVED = ("namespaces", "facets", "compiled_ast")
+"""Flow fields computed from the program in the original runtime's shapes."""
+
+PUBLISHED = {"published": {"$exists": True}}
+"""Published definitions; the mirror also keeps one workflows document per run (no ``published``)."""
+
 
 def flow_document(program: Program, text: str, digest: str, now: int) -> dict[str, Any]:
-    """The original schema's FlowDefinition for a compiled program (summaries; the program itself in compiled_sources)."""
+    """The schema's FlowDefinition for a compiled program.
+
+    ``namespaces``, ``facets`` and ``compiled_ast`` are in the original
+    runtime's shapes (original_ast.py), which its dashboard reads; the
+    program itself is kept verbatim in ``compiled_sources``.
+    """
     flow = ids.flow_uuid(digest)
     workflows = program.workflows
     files = sorted({f.loc.file for f in program.facets.values() if f.loc and f.loc.file})
-    namespaces = sorted({f.namespace for f in program.facets.values() if f.namespace}
-                        | {s.namespace for s in program.schemas.values() if s.namespace})  # fmt: skip
     return {
         "_id": flow,
         "uuid": flow,
         "name": {"name": workflows[0] if workflows else "program", "path": files[0] if files else "", "uuid": flow},
-        "namespaces": [{"uuid": ids.flow_uuid(f"{digest}/{ns}"), "name": ns} for ns in namespaces],
-        "facets": [
-            {"name": qname, "kind": facet.kind, "namespace": facet.namespace, "queue": facet.queue,
-             "params": [p.name for p in facet.params], "returns": [r.name for r in facet.returns],
-             "documentation": facet.doc}
-            for qname, facet in sorted(program.facets.items())
-        ],  # fmt: skip
+        "namespaces": original_ast.namespaces(program, digest),
+        "facets": original_ast.facet_definitions(program, digest),
         "workflows": [workflow_definition(name, digest, now) for name in workflows],
         "mixins": [], "blocks": [], "statements": [], "arguments": [], "references": [], "script_code": [],
         "file_artifacts": [], "jar_artifacts": [], "resources": [], "text_sources": [],
         "inline": None, "classification": None, "publisher": None, "ownership": None,
         "compiled_sources": [{"name": "program.json", "language": SOURCE_LANGUAGE, "content": text}],
+        "compiled_ast": original_ast.program_ast(program),
         "program_hash": digest,
         "date": now,
     }  # fmt: skip
@@ -80,7 +85,7 @@ class MongoProgramStore:
 
     def current(self, workflow: str) -> str | None:
         """The hash of the program most recently published with ``workflow``, or None."""
-        latest = self._ready()[schema.WORKFLOWS].find_one({"name": workflow}, sort=[("published", -1)])
+        latest = self._ready()[schema.WORKFLOWS].find_one({"name": workflow, **PUBLISHED}, sort=[("published", -1)])
         return latest["version"] if latest is not None else None
 
     def publish(self, program: Program) -> str:
@@ -104,7 +109,8 @@ class MongoProgramStore:
         if repaired:  # a damaged copy: publishing again puts the program back
             db[schema.FLOWS].update_one({"_id": flow["_id"]}, {"$set": {"compiled_sources": flow["compiled_sources"],
                                                                           "program_hash": digest}})  # fmt: skip
-        db[schema.FLOWS].update_one({"_id": flow["_id"]}, {"$setOnInsert": flow}, upsert=True)
+        derived = {key: flow.pop(key) for key in DERIVED}  # rewritten: a flow stored by an older version catches up
+        db[schema.FLOWS].update_one({"_id": flow["_id"]}, {"$setOnInsert": flow, "$set": derived}, upsert=True)
         for name in program.workflows:
             definition = workflow_definition(name, digest, now)
             definition["documentation"] = program.facets[name].doc
@@ -118,7 +124,7 @@ class MongoProgramStore:
 
     def published(self) -> list[str]:
         """Qualified names of every published workflow, sorted."""
-        return sorted(self._ready()[schema.WORKFLOWS].distinct("name"))
+        return sorted(self._ready()[schema.WORKFLOWS].distinct("name", PUBLISHED))
 
     def load(self, workflow: str, program_hash: str | None = None) -> tuple[str, str]:
         checked_names(workflow, program_hash)

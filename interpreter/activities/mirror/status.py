@@ -1,10 +1,11 @@
 """Read a run back from the mirror and render its step tree as indented text.
 
-``load_run`` finds a runner by Temporal workflow id, run id or runner uuid
-(the latest run when a workflow id has several) with its steps, tasks and
-logs; ``render_run`` draws the tree: each step under its container, in the
-order the steps were created, with state, facet, returns or error, and the
-retry count of its task.
+``load_run`` finds a runner by Temporal workflow id, run id, runner uuid or
+its ``workflow_id`` (the latest run when a Temporal workflow id has several)
+with its steps (the root step, which the header stands for, left out), tasks
+and logs; ``render_run`` draws the tree: each step under its enclosing step,
+in the order the steps were created, with its lifecycle (completed, failed,
+...), facet, returns or error, and the retry count of its task.
 """
 
 from __future__ import annotations
@@ -30,12 +31,13 @@ class RunView:
 def load_run(db: Any, ref: str) -> RunView | None:
     """The run ``ref`` names (workflow id, run id or runner uuid), or None."""
     runner = db[schema.RUNNERS].find_one(
-        {"$or": [{"uuid": ref}, {"run_id": ref}, {"workflow_id": ref}]}, sort=[("start_time", -1)]
+        {"$or": [{"uuid": ref}, {"temporal_run_id": ref}, {"temporal_workflow_id": ref}, {"workflow_id": ref}]},
+        sort=[("start_time", -1)],
     )
     if runner is None:
         return None
     runner_id = runner["uuid"]
-    steps = list(db[schema.STEPS].find({"runner_id": runner_id}))
+    steps = list(db[schema.STEPS].find({"runner_id": runner_id, "object_type": {"$ne": "Workflow"}}))
     tasks = {t["step_id"]: t for t in db[schema.TASKS].find({"runner_id": runner_id})}
     logs = list(db[schema.LOGS].find({"runner_id": runner_id}, sort=[("order", 1)]))
     return RunView(runner, steps, tasks, logs)
@@ -71,7 +73,7 @@ def _step_line(step: dict[str, Any], task: dict[str, Any] | None, values: bool =
     head = f"{name}  {step.get('object_type', '')}"
     if facet:
         head += f"  {facet}"
-    head += f"  {step.get('state', '')}"
+    head += f"  {step.get('lifecycle') or step.get('state', '')}"
     if task is not None:
         head += f"  [task {task.get('state')} on {task.get('task_list_name')}"
         if task.get("retry_count"):
@@ -103,7 +105,8 @@ def render_run(view: RunView, values: bool = True) -> str:
     """
     runner = view.runner
     title = runner.get("workflow_name") or (runner.get("workflow") or {}).get("name") or "?"
-    lines = [f"{title}  workflow {runner.get('workflow_id')}  run {runner.get('run_id')}  {runner.get('state')}"]
+    lines = [f"{title}  workflow {runner.get('temporal_workflow_id')}  run {runner.get('temporal_run_id')}  "
+             f"{runner.get('state')}"]
     if runner.get("state") in schema.FINISHED_RUNNER_STATES:
         lines[0] += f" in {_seconds(runner.get('duration'))}"
     if runner.get("parameters"):

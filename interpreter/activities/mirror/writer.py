@@ -24,11 +24,11 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any
 
-from pymongo import MongoClient, UpdateOne
+from pymongo import MongoClient, UpdateMany, UpdateOne
 from pymongo.errors import AutoReconnect, ConnectionFailure, PyMongoError, ServerSelectionTimeoutError
 
 from ..private_files import open_private, private_dir
-from . import documents, schema
+from . import documents, entries, ids, schema
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +40,7 @@ def default_spool_dir() -> Path:
 
 
 def database_from_uri(uri: str, database: str | None = None) -> str:
-    """The explicit database, else the one the URI names, else the original schema's ``afl``."""
+    """The explicit database, else the one the URI names, else the original runtime's ``facetwork``."""
     if database:
         return database
     from pymongo.uri_parser import parse_uri
@@ -297,7 +297,8 @@ class MirrorWriter:
                 continue
             for op in ops:
                 for filter_, update, upsert in op.updates():
-                    by_collection.setdefault(op.collection, []).append(UpdateOne(filter_, update, upsert=upsert))
+                    request = UpdateMany(filter_, update) if op.many else UpdateOne(filter_, update, upsert=upsert)
+                    by_collection.setdefault(op.collection, []).append(request)
         return by_collection
 
     def _bulk(self, by_collection: dict[str, list[UpdateOne]]) -> None:
@@ -305,11 +306,15 @@ class MirrorWriter:
             self._db[collection].bulk_write(requests, ordered=True)
 
     def _after(self, batch: list[dict[str, Any]]) -> None:
-        """Derived runner fields: duration once finished, the pinned program once known."""
+        """Derived fields: a runner's duration and pinned program; the order of handler log entries."""
+        tasks = {(r["workflow_id"], r["run_id"], r["activity_id"]) for r in batch
+                 if r.get("kind") in ("task", "task_log") and r.get("workflow_id") and r.get("run_id")
+                 and r.get("activity_id")}  # fmt: skip
+        entries.resolve_orders(self._db, tasks)
         for record in batch:
             if record.get("kind") != "runner" or not record.get("workflow_id") or not record.get("run_id"):
                 continue
-            runner_id = documents.ids.runner_uuid(record["workflow_id"], record["run_id"])
+            runner_id = ids.runner_uuid(record["workflow_id"], record["run_id"])
             if record.get("state") in schema.FINISHED_RUNNER_STATES | {"canceled"}:
                 doc = self._db[schema.RUNNERS].find_one({"_id": runner_id}, {"start_time": 1, "end_time": 1})
                 if doc and doc.get("start_time") and doc.get("end_time"):
@@ -329,10 +334,15 @@ class MirrorWriter:
             program = None
         if program is not None:
             workflow_ast = (program.get("facets") or {}).get(qname)
+            documentation = (workflow_ast or {}).get("doc")
             self._db[schema.RUNNERS].update_one(
                 {"_id": runner_id, "compiled_ast": None},
-                {"$set": {"compiled_ast": program, "workflow_ast": workflow_ast}},
+                {"$set": {"compiled_ast": program, "workflow_ast": workflow_ast,
+                          "workflow.documentation": documentation}},
             )
+            if documentation:
+                run_workflow = ids.run_workflow_uuid(record["workflow_id"], record["run_id"])
+                self._db[schema.WORKFLOWS].update_one({"_id": run_workflow}, {"$set": {"documentation": documentation}})
         if len(self._pinned) > 10_000:
             self._pinned.clear()
         self._pinned.add(runner_id)
