@@ -81,7 +81,7 @@ def _init(args: argparse.Namespace) -> int:
 
 def _mongo_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mongo", metavar="URI", help="MongoDB URI (default: $MONGODB_URI)")
-    parser.add_argument("--database", help="database name (default: the URI's, else 'afl')")
+    parser.add_argument("--database", help="database name (default: the URI's, else 'facetwork')")
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

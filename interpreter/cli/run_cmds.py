@@ -509,7 +509,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     publish.add_argument("--registry", help="program registry directory (env FFL_REGISTRY, default ~/.ffl/registry)")
     publish.add_argument("--mongo", metavar="URI", help="publish to MongoDB (flows, workflows) instead of the "
                          "registry, or as well when --registry is given (env MONGODB_URI)")  # fmt: skip
-    publish.add_argument("--database", help="MongoDB database (default: the URI's, else 'afl')")
+    publish.add_argument("--database", help="MongoDB database (default: the URI's, else 'facetwork')")
     publish.add_argument("--replace", action="store_true", help="point workflows that are already published "
                          "with another program at this one (without it, that is an error naming the program)")
     publish.set_defaults(func=_publish)

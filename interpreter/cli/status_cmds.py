@@ -172,7 +172,7 @@ def add_status_args(status_parser: argparse.ArgumentParser) -> None:
     status_parser.add_argument("--timeout", type=float, default=10.0, help="seconds to wait for the steps query")
     status_parser.add_argument("--mongo", metavar="URI",
                                help="read the run from this MongoDB mirror (env MONGODB_URI)")
-    status_parser.add_argument("--database", help="MongoDB database (default: the URI's, else 'afl')")
+    status_parser.add_argument("--database", help="MongoDB database (default: the URI's, else 'facetwork')")
     add_connection_args(status_parser)
 
 

@@ -333,7 +333,7 @@ class Interpreter:
             self.tracker.log(path, f"caught {failure}")
             returns, writes = await self.run_catch(catch, decl, step, failure, args or {}, scope, path)
             self.tracker.step(path, facet, "caught", statement_id=step.id, object_type=kind, returns=returns,
-                              error=failure.cause)
+                              error=failure.cause, params=args)
             return returns, writes
         self.tracker.step(path, facet, "completed", statement_id=step.id, object_type=kind, params=args,
                           returns=returns)
@@ -421,7 +421,7 @@ class Interpreter:
         size = oversize(args)
         if size is not None:
             raise StepFailure(path, facet, too_large("arguments", size), "PayloadTooLarge")
-        self.tracker.task(path, facet, task_queue)
+        self.tracker.task(path, facet, task_queue, args)
         try:
             async with self.activity_slots:
                 result = await workflow.execute_activity(

@@ -114,12 +114,13 @@ class Tracker:
             record["foreach"] = list(foreach)
         self._emit(record)
 
-    def task(self, path: str, facet: str, queue: str) -> None:
-        """An event-facet activity is scheduled: its task is ``pending`` until a handler reports."""
+    def task(self, path: str, facet: str, queue: str, params: dict | None = None) -> None:
+        """An event-facet activity is scheduled (with the step's arguments): its task is ``pending`` until a
+        handler reports."""
         if self.mirror:
             self._emit({
                 "kind": "task", "workflow_id": self.workflow_id, "run_id": self.run_id, "activity_id": path,
-                "facet": facet, "queue": queue, "attempt": 1, "state": "pending",
+                "facet": facet, "queue": queue, "attempt": 1, "state": "pending", "params": params,
                 "program_hash": self.program_hash, "time": workflow.now().isoformat(),
             })
 

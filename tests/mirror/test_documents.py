@@ -174,14 +174,19 @@ def test_an_iteration_block_carries_its_variable_and_element_and_a_yield_its_tar
 
 def test_a_scheduled_task_puts_its_step_in_event_transmit() -> None:
     record = {"kind": "task", "workflow_id": WF, "run_id": RUN, "activity_id": "b0/s1", "facet": "ns.Ev",
-              "queue": "ns", "attempt": 1, "state": "pending", "program_hash": "abc123", "time": T0, "seq": 12}
+              "queue": "ns", "attempt": 1, "state": "pending", "program_hash": "abc123", "time": T0, "seq": 12,
+              "params": {"a": "x"}}  # fmt: skip
     found = ops_of(record)
     task = found[("tasks", ids.task_uuid(WF, RUN, "b0/s1"))].preview()
     assert task["workflow_id"] == ids.run_workflow_uuid(WF, RUN) and task["step_id"] == step_id("b0/s1")
     assert (task["state"], task["server_id"], task["task_heartbeat"], task["_mirror"]["anchor"]) == ("pending", "",
                                                                                                      0, 12)
+    assert task["data"] == {"a": "x"}
     implied = found[("steps", step_id("b0/s1"))]
     assert not implied.upsert and implied.guarded == {"state": "state.EventTransmit", "lifecycle": "waiting"}
+    # the step's arguments, known once its handler is scheduled (a failed or caught step keeps them)
+    assert implied.set["parameters"] == [{"name": "a", "value": "x"}] and implied.set["facets.params"] == {"a": "x"}
+    assert implied.set["attributes.params"] == {"a": {"name": "a", "value": "x", "type_hint": "String"}}
     log = next(op.preview() for (c, _), op in found.items() if c == "logs")
     assert (log["order"], log["note_originator"], log["state"]) == (12 * ORDER_SLOT, "workflow", "pending")
     entry = next(op.preview() for (c, _), op in found.items() if c == "step_logs")

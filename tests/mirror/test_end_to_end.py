@@ -64,7 +64,7 @@ async def test_a_run_is_mirrored_with_steps_tasks_and_pinned_program(
         run_id = handle.result_run_id
     assert writer.flush(20)
 
-    runner = mongo_db.runners.find_one({"workflow_id": workflow_id})
+    runner = mongo_db.runners.find_one({"temporal_workflow_id": workflow_id})
     assert runner["uuid"] == ids.runner_uuid(workflow_id, run_id)
     assert runner["state"] == "completed" and runner["returns"] == {"total": 3}
     assert runner["parameters"] == [{"name": "n", "value": 1}]
@@ -72,10 +72,12 @@ async def test_a_run_is_mirrored_with_steps_tasks_and_pinned_program(
     assert runner["compiled_ast"]["facets"]["m.Main"]["kind"] == "workflow"
     assert runner["end_time"] >= runner["start_time"] > 0
     steps = {s["path"].rsplit("/", 1)[-1]: s for s in mongo_db.steps.find({"runner_id": runner["uuid"]})}
-    assert set(steps) == {"a", "b", "b0", "yield Main"}
+    assert set(steps) == {"", "a", "b", "b0", "yield Main"}
     assert {name: s["object_type"] for name, s in steps.items()} == {
-        "a": "VariableAssignment", "b": "VariableAssignment", "b0": "AndThen", "yield Main": "YieldAssignment"}
-    assert all(s["state"] == "completed" for s in steps.values())
+        "": "Workflow", "a": "VariableAssignment", "b": "VariableAssignment", "b0": "AndThen",
+        "yield Main": "YieldAssignment"}  # fmt: skip
+    assert all((s["lifecycle"], s["state"]) == ("completed", "state.statement.Complete") for s in steps.values())
+    assert steps[""]["uuid"] == runner["step_id"] and steps["b0"]["container_id"] == runner["step_id"]
     assert steps["a"]["block_id"] == steps["b"]["block_id"] == steps["b0"]["uuid"]
     assert steps["yield Main"]["facets"]["returns"] == {"total": 3}
     assert all(s["flow_id"] == ids.flow_uuid(digest) for s in steps.values())
@@ -86,10 +88,10 @@ async def test_a_run_is_mirrored_with_steps_tasks_and_pinned_program(
         assert task["flow_id"] == ids.flow_uuid(digest)
         step = next(s for s in steps.values() if s["uuid"] == task["step_id"])
         assert task["state"] == "completed" and task["retry_count"] == 1
-        assert task["data"]["returns"] == step["facets"]["returns"]
+        assert task["returns"] == step["facets"]["returns"] and task["data"] == step["facets"]["params"]
         assert task["task_list_name"] == handler_queue
     view = load_run(mongo_db, workflow_id)
-    assert view is not None and len(view.steps) == 4
+    assert view is not None and len(view.steps) == 4  # the root is the header
     text = render_run(view)
     assert f"m.Main  workflow {workflow_id}  run {run_id}  completed" in text
     assert "[task completed on " in text and "1 retries]" in text

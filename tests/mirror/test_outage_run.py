@@ -25,7 +25,7 @@ from interpreter.compiler import compile_sources
 from interpreter.local import restart, start_mongo
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.constants import STEPS_QUERY
-from tests.mirror.seed_schema import check_documents, check_references
+from tests.mirror.schema_checks import check_documents, check_order, check_references, check_tree
 
 SOURCE = """
 namespace o {
@@ -102,15 +102,17 @@ async def test_mongo_outage_mid_run_loses_and_duplicates_nothing(temporal_client
         db = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)["outage"]
         check_documents(db)
         check_references(db)
+        check_tree(db)
+        check_order(db)
         runner = db.runners.find_one({"uuid": ids.runner_uuid(handle.id, handle.result_run_id)})
         assert runner["state"] == "completed" and runner["returns"] == {"total": 21}
         assert runner["compiled_ast"] is not None and runner["duration"] == runner["end_time"] - runner["start_time"]
         assert db.runners.count_documents({}) == 1
         docs = {s["path"]: s for s in db.steps.find({"runner_id": runner["uuid"]})}
-        assert db.steps.count_documents({}) == len(docs) == 5  # a, b, c, the block b0, the yield
+        assert db.steps.count_documents({}) == len(docs) == 6  # the root, a, b, c, the block b0, the yield
         for step in steps:  # every step the workflow knows, as the workflow knows it
             doc = docs[step["path"]]
-            assert doc["state"] == step["state"] == "completed"
+            assert doc["lifecycle"] == step["state"] == "completed" and doc["state"] == "state.statement.Complete"
             assert doc["facets"]["returns"] == step["returns"]
         assert docs["b0/c"]["facets"] == {"name": "o.Inc", "params": {"n": 20}, "returns": {"out": 21}}
         tasks = list(db.tasks.find({}))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from interpreter.activities.mirror import ids
 from interpreter.cli import run as ffl
-from tests.mirror.seed_schema import check_documents, check_references
+from tests.mirror.schema_checks import check_documents, check_references
 from tests.runtime.test_worker import WorkerProcess
 
 PROGRAM = """
@@ -119,7 +119,7 @@ async def test_killed_handler_worker_leaves_one_task_with_the_retry_count(
     (task,) = list(mongo_db.tasks.find({}))
     assert task["uuid"] == task_id and task["step_id"] == ids.step_uuid(handle.id, run_id, "b0/s")
     assert (task["state"], task["attempt"], task["retry_count"]) == ("completed", 2, 1)
-    assert task["data"] == {"payload": {"n": 21}, "returns": {"out": 42}} and task["error"] is None
+    assert task["data"] == {"n": 21} and task["returns"] == {"out": 42} and task["error"] is None
     assert task["task_list_name"] == handler_queue and task["name"] == "k.Slow"
     changes = [(log["state"], log["details"].get("attempt")) for log in
                mongo_db.logs.find({"object_id": task_id, "details.change": "state"}, sort=[("order", 1)])]  # fmt: skip
@@ -128,12 +128,14 @@ async def test_killed_handler_worker_leaves_one_task_with_the_retry_count(
                    mongo_db.logs.find({"object_id": task_id, "details.change": {"$ne": "state"}}))  # fmt: skip
     assert lines == ["attempt 1", "attempt 2"]
     assert mongo_db.runners.count_documents({}) == 1
-    assert sorted(d["path"] for d in mongo_db.steps.find({})) == ["b0", "b0/s", "b0/yield Main"]
+    assert sorted(d["path"] for d in mongo_db.steps.find({})) == ["", "b0", "b0/s", "b0/yield Main"]
     runner = mongo_db.runners.find_one({})
     assert runner["uuid"] == ids.runner_uuid(handle.id, run_id)
     assert runner["state"] == "completed" and runner["returns"] == {"out": 42} and runner["compiled_ast"]
     step = mongo_db.steps.find_one({"path": "b0/s"})
-    assert step["state"] == "completed" and step["facets"]["returns"] == {"out": 42}
+    assert step["lifecycle"] == "completed" and step["facets"]["returns"] == {"out": 42}
+    # attempt 2's server is the second handler process's
+    assert task["server_id"] in {s["uuid"] for s in mongo_db.servers.find({"topics": [handler_queue]})}
 
     # servers: the killed process stays "running" (its ping goes stale); the others shut down
     servers = list(mongo_db.servers.find({}))

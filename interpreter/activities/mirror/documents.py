@@ -26,7 +26,7 @@ from __future__ import annotations
 from typing import Any
 
 from . import entries, ids, schema
-from .ops import MIRROR_FIELD, MirrorOp, MirrorSweep
+from .ops import MIRROR_FIELD, MirrorOp, MirrorSweep, guard_key
 
 __all__ = ["MIRROR_FIELD", "BUILDERS", "MirrorOp", "MirrorSweep", "RecordError", "build_ops", "parameters",
            "workflow_definition"]  # fmt: skip
@@ -391,10 +391,10 @@ def _close_open_steps(record: dict[str, Any], runner: MirrorOp) -> list[MirrorSw
     rank = schema.STEP_RANK[lifecycle]
     sweeps = [MirrorSweep(schema.STEPS, {
         "runner_id": runner.uuid, "lifecycle": {"$nin": sorted(schema.FINISHED_LIFECYCLES)},
-        "$or": [{f"{MIRROR_FIELD}.rank": {"$lt": rank}}, {f"{MIRROR_FIELD}.rank": {"$exists": False}}]},
+        f"{MIRROR_FIELD}.key": {"$not": {"$gte": guard_key(rank, 0)}}},
         {"$set": {"state": schema.StepState.ERROR, "lifecycle": lifecycle, "error": error,
                   "timestamp.completed": runner.time, f"{MIRROR_FIELD}.rank": rank,
-                  f"{MIRROR_FIELD}.time": runner.time},
+                  f"{MIRROR_FIELD}.time": runner.time, f"{MIRROR_FIELD}.key": guard_key(rank, runner.time)},
          "$max": {"last_modified": runner.time, "timestamp.updated": runner.time}})]  # fmt: skip
     if state == "cancelled":
         sweeps.append(MirrorSweep(schema.TASKS, {"runner_id": runner.uuid, "state": {"$in": ["pending", "running"]}},
@@ -466,8 +466,9 @@ def task_op(record: dict[str, Any]) -> MirrorOp:
     for key in ("progress_pct", "progress_message"):
         if record.get(key) is not None:
             op.set[key] = record[key]
-    if record.get("payload") is not None:  # the original's task data: the event's payload
-        op.set["data"] = record["payload"]
+    payload = record.get("payload") if record.get("payload") is not None else record.get("params")
+    if payload is not None:  # the original's task data: the event's payload (= the step's arguments)
+        op.set["data"] = payload
     if record.get("returns") is not None:
         op.guarded["returns"] = record["returns"]
     return op
@@ -491,8 +492,13 @@ def task_ops(record: dict[str, Any]) -> list[Any]:
     sub = _agent_sub(record) if agent else None
     ops: list[Any] = [op, _state_log(record, op, "task", state, message, step_path=act, attempt=attempt, agent=agent,
                                      sub=sub)]  # fmt: skip
-    if not agent:  # the workflow scheduled the handler: the step waits on it
-        ops.append(_owner_op(wf, run, act, "waiting", op.time))
+    if not agent:  # the workflow scheduled the handler: the step waits on it, with its arguments
+        waiting = _owner_op(wf, run, act, "waiting", op.time)
+        if record.get("params") is not None:
+            params = record["params"]
+            waiting.set = {"parameters": parameters(params), "facets.params": params,
+                           "attributes.params": attributes(params)}  # fmt: skip
+        ops.append(waiting)
         ops.append(_state_entry(record, act, "waiting", "VariableAssignment", facet or None, None,
                                 f" (task {facet} on queue {op.set['task_list_name']})"))  # fmt: skip
         return ops

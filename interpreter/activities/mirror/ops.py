@@ -8,7 +8,7 @@ A ``MirrorOp`` splits a document's fields by how they may change:
   (updated, ping, completed) — so records may arrive in any order;
 - ``guarded``: the state and what goes with it (returns, error), written only
   if the op's ``rank`` (and, on a tie, its time) is not older than what the
-  document holds in ``_mirror``. A replayed "running" never overwrites
+  document holds in ``_mirror`` (compared as one ``key``). A replayed "running" never overwrites
   "completed"; a task's rank includes its attempt, so attempt 2 "running" does
   overwrite attempt 1 "failed". A document without ``_mirror`` (one a dashboard
   button replaced) takes the next guarded update.
@@ -24,7 +24,19 @@ from dataclasses import dataclass, field
 from typing import Any
 
 MIRROR_FIELD = "_mirror"
-"""Bookkeeping sub-document {rank, time} holding the guard of the last applied state."""
+"""Bookkeeping sub-document {rank, time, key} holding the guard of the last applied state."""
+
+TIME_BITS = 42
+"""Milliseconds below 2**42 (until the year 2109): ``key = rank << TIME_BITS | time`` orders (rank, time)."""
+
+NO_KEY = -(1 << 62)
+"""The key of a document no guarded update has reached yet."""
+
+
+def guard_key(rank: int, time: int) -> int:
+    """One number ordered as (rank, time): a guard is a single comparison, which every server answers from the
+    ``_id`` index (an ``$or`` of rank and time made secantusdb scan the collection for every update)."""
+    return (rank << TIME_BITS) + time
 
 
 @dataclass
@@ -42,6 +54,11 @@ class MirrorOp:
 
     many = False
 
+    @property
+    def insert_only(self) -> bool:
+        """Only defaults for a new document: it can be inserted (a duplicate means it is there already)."""
+        return self.upsert and self.rank is None and not (self.set or self.min or self.max or self.guarded)
+
     def updates(self) -> list[tuple[dict[str, Any], dict[str, Any], bool]]:
         """(filter, update, upsert) pairs: an ensuring upsert, then the guarded state update."""
         result: list[tuple[dict[str, Any], dict[str, Any], bool]] = []
@@ -51,6 +68,7 @@ class MirrorOp:
             if self.rank is not None:
                 on_insert[f"{MIRROR_FIELD}.rank"] = -1
                 on_insert[f"{MIRROR_FIELD}.time"] = 0
+                on_insert[f"{MIRROR_FIELD}.key"] = NO_KEY
             first: dict[str, Any] = {"$set": {"uuid": self.uuid, **self.set}}
             for operator, values in (("$setOnInsert", on_insert), ("$min", self.min), ("$max", self.max)):
                 if values:
@@ -61,15 +79,10 @@ class MirrorOp:
                      if values}  # fmt: skip
             result.append(({"_id": self.uuid}, first, False))
         if self.rank is not None:
-            guard = {
-                "_id": self.uuid,
-                "$or": [
-                    {f"{MIRROR_FIELD}.rank": {"$lt": self.rank}},
-                    {f"{MIRROR_FIELD}.rank": self.rank, f"{MIRROR_FIELD}.time": {"$lte": self.time}},
-                    {f"{MIRROR_FIELD}.rank": {"$exists": False}},
-                ],
-            }
-            fields = {**self.guarded, f"{MIRROR_FIELD}.rank": self.rank, f"{MIRROR_FIELD}.time": self.time}
+            key = guard_key(self.rank, self.time)
+            guard = {"_id": self.uuid, f"{MIRROR_FIELD}.key": {"$not": {"$gt": key}}}  # also: no key at all
+            fields = {**self.guarded, f"{MIRROR_FIELD}.rank": self.rank, f"{MIRROR_FIELD}.time": self.time,
+                      f"{MIRROR_FIELD}.key": key}  # fmt: skip
             result.append((guard, {"$set": fields}, False))
         return result
 
@@ -92,6 +105,7 @@ class MirrorSweep:
     update: dict[str, Any]
 
     many = True
+    insert_only = False
 
     def updates(self) -> list[tuple[dict[str, Any], dict[str, Any], bool]]:
         return [(self.filter, self.update, False)]
