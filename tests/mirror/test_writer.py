@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 import pymongo
 
 from interpreter.activities.mirror import ids
-from interpreter.local import free_port, restart, start_mongo
+from interpreter.local import restart, start_mongo
 
 T0 = datetime(2024, 5, 1, 12, 0, 0, tzinfo=UTC)
 
@@ -118,17 +118,28 @@ def test_spool_is_emptied_once_everything_is_written(mongo_uri, mongo_db, make_w
     assert not list((tmp_path / "s").glob("*.jsonl"))
 
 
-def test_records_spooled_by_a_dead_writer_are_delivered_by_the_next(mongo_uri, mongo_db, make_writer, tmp_path):
+def test_records_spooled_by_a_dead_writer_are_delivered_by_the_next_to_the_same_server(mongo_uri, mongo_db,
+                                                                                       make_writer, tmp_path):
     spool_dir = tmp_path / "s"
-    unreachable = f"mongodb://127.0.0.1:{free_port()}"
-    stuck = make_writer(unreachable, mongo_db.name, spool_dir=spool_dir, server_selection_timeout_ms=200)
-    stuck.write(run_records(wf="orphan"))
-    assert not stuck.close(timeout=0.5)
-    assert list(spool_dir.glob("*.jsonl")) and counts(mongo_db)["steps"] == 0
-    heir = make_writer(mongo_uri, mongo_db.name, spool_dir=spool_dir)
-    assert heir.flush(20)
-    assert mongo_db.steps.count_documents({"temporal_workflow_id": "orphan"}) == 1 + 3
-    assert mongo_db.runners.find_one({"temporal_workflow_id": "orphan"})["state"] == "completed"
+    service = start_mongo(log_dir=str(tmp_path))
+    try:
+        uri = service.extra["uri"]
+        service.stop()
+        stuck = make_writer(uri, mongo_db.name, spool_dir=spool_dir, server_selection_timeout_ms=200)
+        stuck.write(run_records(wf="orphan"))
+        assert not stuck.close(timeout=0.5)
+        assert list(spool_dir.glob("*.jsonl"))
+        # a writer to another server leaves the orphan alone: its records are not that server's
+        other = make_writer(mongo_uri, mongo_db.name, spool_dir=spool_dir)
+        assert other.flush(20) and counts(mongo_db)["steps"] == 0
+        service = restart(service)
+        heir = make_writer(uri, mongo_db.name, spool_dir=spool_dir)
+        assert heir.flush(20)
+        db = pymongo.MongoClient(uri, serverSelectionTimeoutMS=5000)[mongo_db.name]
+        assert db.steps.count_documents({"temporal_workflow_id": "orphan"}) == 1 + 3
+        assert db.runners.find_one({"temporal_workflow_id": "orphan"})["state"] == "completed"
+    finally:
+        service.stop()
 
 
 def test_overflowing_memory_still_delivers_everything(mongo_uri, mongo_db, make_writer) -> None:

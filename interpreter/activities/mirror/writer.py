@@ -5,7 +5,7 @@ in-memory queue and returns at once. A background thread turns them into
 idempotent upserts (documents.py) and sends them in ordered bulk writes, one
 per collection. While MongoDB is unreachable it retries with backoff; the
 spool keeps every record, so a crashed process's records are picked up by the
-next writer on the same spool directory and database ("orphan" spools).
+next writer on the same spool directory, servers and database ("orphan" spools).
 The spool is truncated whenever everything in it has reached MongoDB.
 """
 
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import hashlib
 import json
 import logging
 import os
@@ -56,6 +57,17 @@ def database_from_uri(uri: str, database: str | None = None) -> str:
         return parse_uri(uri).get("database") or schema.DEFAULT_DATABASE
     except Exception:  # noqa: BLE001 - an odd URI still gets the default database
         return schema.DEFAULT_DATABASE
+
+
+def server_tag(uri: str) -> str:
+    """A short name of the MongoDB servers ``uri`` points at (its hosts, not its credentials or options)."""
+    from pymongo.uri_parser import parse_uri
+
+    try:
+        hosts = ",".join(sorted(f"{host}:{port}" for host, port in parse_uri(uri)["nodelist"]))
+    except Exception:  # noqa: BLE001 - an odd URI is still a name
+        hosts = uri
+    return hashlib.sha256(hosts.encode()).hexdigest()[:10]
 
 
 def _json_default(value: Any) -> Any:
@@ -108,6 +120,7 @@ class MirrorWriter:
         self.dropped = 0
         self.last_error: str | None = None
         self._spool_dir = Path(spool_dir) if spool_dir else default_spool_dir()
+        self._spool_prefix = f"{self.database}-{server_tag(uri)}"  # a dead writer's records go to its own server
         self._spool_path, self._spool = self._open_spool()
         self._adopt_orphans()
         self._thread = threading.Thread(target=self._run, name=f"ffl-mirror-{self.database}", daemon=True)
@@ -180,7 +193,7 @@ class MirrorWriter:
 
     def _open_spool(self) -> tuple[Path, Any]:
         private_dir(self._spool_dir)  # owner-only: spooled records hold the runs' parameters and returns
-        path = self._spool_dir / f"{self.database}-{uuid.uuid4().hex}.jsonl"
+        path = self._spool_dir / f"{self._spool_prefix}-{uuid.uuid4().hex}.jsonl"
         handle = open_private(path, "a+")
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
         return path, handle
@@ -194,7 +207,7 @@ class MirrorWriter:
 
     def _adopt_orphans(self) -> None:
         """Take over spools of writers that died before reaching MongoDB."""
-        for path in sorted(self._spool_dir.glob(f"{self.database}-*.jsonl")):
+        for path in sorted(self._spool_dir.glob(f"{self._spool_prefix}-*.jsonl")):
             if path == self._spool_path:
                 continue
             try:
