@@ -5,7 +5,7 @@ Public facade: ``check_sources``/``check_files`` return every diagnostic
 raise CompileError; ``compile_result``/``compile_files_result`` return a
 CompileResult carrying the program and its warnings.
 
-Choices where the language contract is silent (kept here, next to the code):
+Choices the language makes (docs/language.md states them; kept here, next to the code):
 - Name lookup: a dotted name is a qualified name (else relative to the current
   namespace); a short name is looked up in the current namespace first (it
   shadows), then in the ``uses`` of the namespace block it is written in and

@@ -55,7 +55,7 @@ def call_problems(table: SymbolTable, call: Call) -> list[Problem]:
     """Undeclared and repeated arguments of a step's call (with its mixins).
 
     A parameter that neither the call, a mixin, an implicit nor a default
-    gives is not an error: the contract says the argument is then absent.
+    gives is not an error: docs/language.md says the argument is then absent.
     """
     out = duplicate_args(call.args)
     if call.kind == "schema":

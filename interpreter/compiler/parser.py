@@ -6,7 +6,7 @@ even internal failures become diagnostics with ``file:line:col``. After an
 error it blanks out the broken declaration and parses again, so one run
 reports the first error of each broken declaration (up to MAX_ERRORS).
 
-Choices where the language contract is silent:
+Choices of the syntax (docs/language.md states them):
 - reserved words are never names, even where the grammar could tell them apart;
 - ``;`` and newlines are interchangeable and ignorable anywhere;
 - calls and yields need parentheses (``F()``); mixins may omit them (``with M``);

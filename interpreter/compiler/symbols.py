@@ -1,7 +1,7 @@
 """The program-wide symbol table: every declaration of every file under its qualified name.
 
 Namespaces may repeat across files, so declarations are merged here before any
-name is resolved; lookups follow the contract's visibility rules (qualified
+name is resolved; lookups follow the visibility rules of docs/language.md (qualified
 name, then the declaration's own namespace, then its ``uses``), and last the
 whole program by short name (reported as a warning by the resolver).
 """
