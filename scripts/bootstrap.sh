@@ -11,8 +11,14 @@ fi
 stamp="$venv/.ffl-installed"
 want="$(sha256sum "$root/pyproject.toml" | cut -d' ' -f1)"
 if [ ! -f "$stamp" ] || [ "$(cat "$stamp")" != "$want" ]; then
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip >&2
-    "$venv/bin/python" -m pip install --quiet --disable-pip-version-check -e "$root[test]" >&2
+    log="$venv/install.log"
+    echo "installing the project and its test tools into $venv (first run; log: $log)" >&2
+    if ! { "$venv/bin/python" -m pip install --disable-pip-version-check --upgrade pip &&
+           "$venv/bin/python" -m pip install --disable-pip-version-check -e "$root[test]"; } >"$log" 2>&1; then
+        tail -n 40 "$log" >&2
+        echo "install failed; the whole log is $log" >&2
+        exit 1
+    fi
     echo "$want" > "$stamp"
 fi
 echo "$venv"
