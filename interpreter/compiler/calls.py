@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from ..program.facts import accepted_names
 from ..program.model import Arg, Call, FacetDecl, ImplicitDecl, Loc, MixinCall, Yield
 from .fields import facet, facet_fields, schema
 from .suggest import did_you_mean
@@ -13,13 +14,8 @@ Problem = tuple[Loc | None, str]
 
 
 def accepted_params(table: SymbolTable, decl: FacetDecl) -> set[str]:
-    """Names a call of ``decl`` may pass: its parameters and its signature mixins' parameters."""
-    names = {p.name for p in decl.params}
-    for mixin in decl.mixins:
-        mixed = facet(table, mixin.facet)
-        if mixed is not None:
-            names.update(p.name for p in mixed.params)
-    return names
+    """Names a call of ``decl`` may pass: the interpreter's rule for a run's inputs too (program/facts.py)."""
+    return set(accepted_names(decl, lambda qname: facet(table, qname)))
 
 
 def _near(arg: Arg, args: list[Arg], declared: Iterable[str]) -> str:

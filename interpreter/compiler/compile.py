@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..program.facts import fill_facts
 from ..program.model import FacetDecl, ImplicitDecl, Program, SchemaDecl, SourceFile
 from ..program.scripts import assign_script_ids
 from .diagnostics import CompileError, Diagnostic, FFLSyntaxError, errors_of, warnings_of
@@ -56,6 +57,7 @@ def analyse(files: list[SourceFile]) -> tuple[Program, list[Diagnostic]]:
     )
     problems += recursion_problems(program)  # composed facets calling each other without end
     assign_script_ids(program)  # RunScript finds scripts by program hash and id
+    fill_facts(program)  # what the interpreter reads instead of deriving it
     return program, problems
 
 

@@ -3,7 +3,9 @@
 One set of immutable-by-convention pydantic models serves as the parser's AST
 and as the compiled program: the parser fills the syntactic fields, the
 compiler fills the resolved ones (``facet``, ``kind``, ``queue``, ``refs``,
-``params``, ``id``, ``sees``) so the workflow never re-analyses anything.
+``params``, ``id``, ``sees``, and what the interpreter reads of a facet or a
+step: ``accepts``, ``required``, ``return_names``, ``catches``) so the
+workflow never re-analyses anything.
 Every node that can be wrong carries a ``loc`` for ``file:line:col`` errors.
 """
 
@@ -14,7 +16,11 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, PrivateAttr
 
 FORMAT_VERSION = 1
-"""Version of the compiled-program JSON layout; bump on incompatible change."""
+"""Version of the compiled-program JSON layout; bump on incompatible change.
+
+Additions keep the version: their fields have defaults, so a program compiled
+by an older release still reads (the facts of program/facts.py are filled
+when missing)."""
 
 BUILTIN_TYPES = ("String", "Long", "Int", "Double", "Boolean", "Json")
 
@@ -255,7 +261,9 @@ class Step(Node):
 
     Compiled fields: ``id`` (the statement id, unique in the program, e.g.
     ``calc.Diamond/b0/s1``), ``refs`` (steps its call's arguments and mixin
-    arguments read, in first-use order) and ``params`` (parameters they read).
+    arguments read, in first-use order), ``params`` (parameters they read) and
+    ``catches`` (the step or its facet has a catch, so it reads ``error`` and
+    ``error_type``).
     """
 
     name: str
@@ -266,6 +274,7 @@ class Step(Node):
     id: str = ""
     refs: list[str] = Field(default_factory=list)
     params: list[str] = Field(default_factory=list)
+    catches: bool | None = None
 
 
 # --------------------------------------------------------------------------- declarations
@@ -279,6 +288,13 @@ class FacetDecl(Node):
     ``script`` is the pre-script (runs before ``blocks``); ``prompt`` makes an
     event facet answered by a language model. ``queue`` is the task queue of
     its namespace (first segment, ``default`` at top level).
+
+    Compiled for the interpreter: ``accepts`` (argument names a call or a
+    run's input may give: parameters, then each signature mixin's alias or,
+    without ``as``, its parameters), ``required`` (parameters neither a
+    default nor an implicit gives) and ``return_names`` (its returns and its
+    signature mixins'). None in a program compiled before they existed
+    (program/facts.py fills them when it is read).
     """
 
     decl: Literal["facet"] = "facet"
@@ -296,6 +312,9 @@ class FacetDecl(Node):
     doc: str | None = None
     loc: Loc | None = None
     queue: str = "default"
+    accepts: list[str] | None = None
+    required: list[str] | None = None
+    return_names: list[str] | None = None
 
 
 class SchemaDecl(Node):

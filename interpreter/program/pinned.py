@@ -23,6 +23,7 @@ import zlib
 from collections import OrderedDict
 from typing import Any
 
+from .facts import with_facts
 from .model import FORMAT_VERSION, Program
 from .scripts import with_script_ids
 from .serialize import ProgramFormatError
@@ -71,6 +72,7 @@ def unpack_program(loaded: dict[str, Any]) -> Program:
             f"compiled program has format {program.format!r}; this interpreter reads format {FORMAT_VERSION}"
         )
     with_script_ids(program)  # pinned by a release whose compiler gave scripts no ids: the same ids, by position
+    with_facts(program)  # pinned by a release whose compiler left the interpreter's facts to it: the same rules
     with _cache_lock:
         _cache[key] = program
         while len(_cache) > CACHE_SIZE:
