@@ -35,7 +35,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from temporalio.api.enums.v1 import EventType
 from temporalio.api.history.v1 import History
 from temporalio.client import Client
 from temporalio.worker import Replayer, Worker
@@ -48,6 +47,9 @@ from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.model import Program
 from interpreter.workflows import FFLWorkflow, workflow_runner
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: benchmarks/ is not installed
+from benchmarks.history_figures import percentile, task_durations, task_failures  # noqa: E402
 
 MODULUS = 1_000_003
 """Layered sums are taken modulo a prime so values stay small however deep the graph."""
@@ -146,41 +148,6 @@ class Figures:
     @property
     def rate(self) -> float:
         return self.steps / self.wall_s if self.wall_s else 0.0
-
-
-def task_failures(history: History) -> int:
-    """Workflow tasks that failed or timed out (each costs the worker a full replay)."""
-    bad = (EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED, EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
-    return sum(1 for event in history.events if event.event_type in bad)
-
-
-def task_durations(history: History) -> list[float]:
-    """Seconds from each WorkflowTaskStarted to its WorkflowTaskCompleted (or Failed/TimedOut)."""
-    started: dict[int, float] = {}
-    durations = []
-    ends = (EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED, EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED,
-            EventType.EVENT_TYPE_WORKFLOW_TASK_TIMED_OUT)
-    for event in history.events:
-        at = event.event_time.ToNanoseconds() / 1e9
-        if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_STARTED:
-            started[event.event_id] = at
-        elif event.event_type in ends:
-            attrs = (event.workflow_task_completed_event_attributes
-                     if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED
-                     else event.workflow_task_failed_event_attributes
-                     if event.event_type == EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED
-                     else event.workflow_task_timed_out_event_attributes)
-            begin = started.pop(attrs.started_event_id, None)
-            if begin is not None:
-                durations.append(at - begin)
-    return durations
-
-
-def percentile(values: list[float], fraction: float) -> float:
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
 
 
 class CountingSink:

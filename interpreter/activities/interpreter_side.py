@@ -11,7 +11,7 @@ from temporalio import activity
 from temporalio.exceptions import ApplicationError
 
 from ..program.config import RuntimeConfig
-from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY
+from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, TICK_ACTIVITY
 from ..program.pinned import pack_program
 from ..program.runinfo import source_files
 from .program_store import ProgramStore, ProgramTampered, trim_program
@@ -20,7 +20,7 @@ from .scripts import build_run_script_activity
 
 def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mirror: object | None = None, *,
                                  allow_scripts: bool = False) -> list[Callable]:
-    """LoadProgram and RunScript, plus Mirror when a sink (``write(records)``) is given.
+    """LoadProgram, RunScript and Tick, plus Mirror when a sink (``write(records)``) is given.
 
     RunScript runs scripts only with ``allow_scripts`` (the worker's ``--allow-scripts``);
     otherwise it fails their steps, naming the flag.
@@ -49,7 +49,12 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
         pinned = await asyncio.to_thread(pin)
         return {**pinned, "hash": digest, "config": config_data}
 
-    activities: list[Callable] = [load_program, build_run_script_activity(store, config.scripts, allow_scripts)]
+    @activity.defn(name=TICK_ACTIVITY)
+    async def tick() -> None:
+        """Returns at once: its completion brings the run its next workflow task (see workflows.admission)."""
+
+    activities: list[Callable] = [load_program, build_run_script_activity(store, config.scripts, allow_scripts),
+                                  tick]
     if mirror is not None:
         @activity.defn(name=MIRROR_ACTIVITY)
         async def mirror_records(records: list[dict[str, Any]]) -> None:

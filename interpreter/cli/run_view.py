@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from temporalio.client import WorkflowQueryFailedError
+
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MEMO_PROGRAM_HASH, STEPS_QUERY
+from ..program.queries import MAX_LIMIT, StepsPage, StepsQuery
 from .heartbeats import pending_progress
 
 POLLER_FRESH = timedelta(seconds=150)
@@ -192,7 +195,7 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
     for item in view.pending.values():
         item.pollers = by_queue.get(item.queue) if item.queue else None
     try:
-        view.steps = await asyncio.wait_for(handle.query(STEPS_QUERY), query_timeout)
+        view.steps = await asyncio.wait_for(query_all_steps(handle), query_timeout)
     except Exception as exc:  # noqa: BLE001 - reported, the rest of the view still helps
         view.steps_error = await _why_no_steps(client, view, exc)
         if view.closed_run:  # the history still tells what each handler call did
@@ -211,6 +214,25 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
                 view.failure = Failure(message=f"terminated: {reason or 'no reason given'}",
                                        error_type="Terminated", cause=reason)
     return view
+
+
+async def query_all_steps(handle) -> list[dict[str, Any]]:
+    """Every step record of a run, read page by page (the argument-less query answers the first 1,000 only).
+
+    A run of an interpreter that answers no pages is asked the argument-less way.
+    """
+    steps: list[dict[str, Any]] = []
+    offset: int | None = 0
+    while offset is not None:
+        try:
+            page = await handle.query(STEPS_QUERY, StepsQuery(offset=offset, limit=MAX_LIMIT), result_type=StepsPage)
+        except WorkflowQueryFailedError:
+            if offset:
+                raise
+            return await handle.query(STEPS_QUERY)
+        steps.extend(page.steps)
+        offset = page.next_offset
+    return steps
 
 
 async def _termination_reason(handle) -> str:

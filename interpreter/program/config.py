@@ -7,7 +7,7 @@ settings the run started with.
 
 from __future__ import annotations
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 
 class RetryConfig(BaseModel):
@@ -44,15 +44,18 @@ class RuntimeConfig(BaseModel):
 
     ``queues`` maps a facet's qualified name, or a namespace prefix of it,
     to the task queue its handler listens on (the most specific key wins).
+
+    How wide a run goes (docs/performance.md tells why, and what was measured):
     ``max_pending_activities`` bounds the handler and script activities one
-    run has scheduled at once; further steps wait for their turn. Temporal
-    rejects more than 2,000 per run, and while a workflow task is in flight
-    the server buffers at most 100 new events (two per finished activity)
-    before it force-fails that task, which costs the worker a full replay of
-    the history. The default keeps even instant handlers under that (a
-    5,000-iteration foreach ran in 16 s with 50 pending, 36 s with 100 —
-    several force-failed tasks and replays of 3-5 s each); raise it for slow
-    handlers that should run wider.
+    run has scheduled and not finished (Temporal refuses 2,000 per run);
+    ``facet_max_pending`` bounds one facet's, e.g. a handler that calls a
+    rate-limited service. Within those the run paces itself so that no
+    workflow task receives more completions than the server buffers for it:
+    each task starts at most ``max_starts_per_task`` activities, and the
+    activities in flight are kept to about ``max_completions_per_second``
+    times their observed duration, less while the run's tasks are crowded —
+    a thousand one-second handlers run side by side, instant ones a few
+    dozen at a time (more would only queue behind the handler worker).
     ``search_attributes`` says the namespace has FFL's search attributes
     registered (the interpreter worker checks at start), so runs upsert them;
     without it runs carry the same facts in their memo only.
@@ -64,7 +67,10 @@ class RuntimeConfig(BaseModel):
     facet_retry: dict[str, RetryConfig] = Field(default_factory=dict)
     queues: dict[str, str] = Field(default_factory=dict)
     mirror: bool = False
-    max_pending_activities: int = Field(default=45, ge=1, le=1900)
+    max_pending_activities: int = Field(default=1000, ge=1, le=1900)
+    facet_max_pending: dict[str, PositiveInt] = Field(default_factory=dict)
+    max_starts_per_task: int = Field(default=20, ge=1, le=1000)
+    max_completions_per_second: float = Field(default=1000.0, gt=0)
     search_attributes: bool = False
     max_nesting_depth: int = Field(default=64, ge=1, le=1000)
     """Most steps nested inside other steps (composed-facet bodies, tails); a deeper one fails (runaway recursion)."""

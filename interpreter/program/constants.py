@@ -12,6 +12,7 @@ INTERPRETER_QUEUE = "ffl"
 LOAD_PROGRAM_ACTIVITY = "ffl.LoadProgram"
 RUN_SCRIPT_ACTIVITY = "ffl.RunScript"
 MIRROR_ACTIVITY = "ffl.Mirror"
+TICK_ACTIVITY = "ffl.Tick"
 
 MEMO_PROGRAM_HASH = "ffl_program_hash"
 """Memo key holding the content hash of the program a run executes."""

@@ -70,28 +70,3 @@ class Arguments:
             return
         for key, value in values.items():
             args.setdefault(key, value)
-
-    def accepted(self, decl: FacetDecl) -> list[str]:
-        """Names a workflow input may set: its parameters and those its signature mixins add."""
-        names = [p.name for p in decl.params]
-        for mixin in decl.mixins:
-            if mixin.alias:
-                names.append(mixin.alias)
-                continue
-            mixed = self.target(mixin.facet)
-            if isinstance(mixed, FacetDecl):
-                names.extend(p.name for p in mixed.params)
-        return names
-
-    def declared_returns(self, qname: str | None) -> tuple[str, ...]:
-        target = self.target(qname)
-        if isinstance(target, SchemaDecl):
-            return tuple(f.name for f in target.fields)
-        if isinstance(target, FacetDecl):
-            names = [r.name for r in target.returns]
-            for mixin in target.mixins:
-                mixed = self.target(mixin.facet)
-                if isinstance(mixed, FacetDecl):
-                    names.extend(r.name for r in mixed.returns)
-            return tuple(names)
-        return ()

@@ -13,11 +13,10 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue, RetryPolicy, SearchAttributeKey
+from temporalio.common import RawValue, SearchAttributeKey
 from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
@@ -31,12 +30,15 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.display import program_details, short_name
     from interpreter.program.model import Program
     from interpreter.program.pinned import unpack_program
+    from interpreter.program.queries import StepsPage, StepsQuery
     from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
+    from interpreter.program.serialize import ProgramFormatError
 
 from .boundaries import check_params, decode_inputs
 from .limits import oversize, too_large
-from .runner import Interpreter, activity_failure
-from .state import Skipped, StepFailure
+from .options import ActivityOptions, load_program_options
+from .runner import Interpreter
+from .state import Skipped, StepFailure, activity_failure
 from .tracker import Tracker
 
 RUN_METADATA_PATCH = "ffl-run-metadata"
@@ -55,6 +57,7 @@ class FFLWorkflow:
     def __init__(self) -> None:
         self.tracker = Tracker()
         self.closing = False
+        self.options: ActivityOptions | None = None
 
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> dict[str, Any]:
@@ -63,6 +66,7 @@ class FFLWorkflow:
         self.tracker.bind(info.workflow_id, info.run_id)
         inputs = self.inputs(args)
         program, program_hash, config = await self.load(name)
+        self.options = ActivityOptions(program, config, info.task_queue)
         self.tracker.mirror = config.mirror
         self.tracker.runner(name, "created", program_hash=program_hash)  # mirror only: the program is pinned
         flusher = asyncio.create_task(self.flush_mirror()) if config.mirror else None
@@ -72,7 +76,7 @@ class FFLWorkflow:
             if decl is None or decl.kind != "workflow":
                 raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
                                        non_retryable=True)
-            interpreter = Interpreter(program, config, self.tracker)
+            interpreter = Interpreter(program, config, self.tracker, self.options)
             params = interpreter.workflow_params(decl, inputs)
             check_params(program, decl, params)  # boundary: declared types, before any step runs
             self.tracker.runner(name, "running", params=params, program_hash=program_hash)
@@ -120,16 +124,18 @@ class FFLWorkflow:
         pinned = workflow.memo_value(MEMO_PROGRAM_HASH, None)
         try:
             loaded = await workflow.execute_activity(
-                LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": pinned}, task_queue=workflow.info().task_queue,
-                activity_id="load-program", start_to_close_timeout=timedelta(seconds=60),
-                retry_policy=RetryPolicy(maximum_attempts=5,
-                                         non_retryable_error_types=["ProgramNotFound", "ProgramTampered"]),
+                LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": pinned}, activity_id="load-program",
+                **load_program_options(workflow.info().task_queue),
             )
         except ActivityError as err:
             message, error_type = activity_failure(err)
             raise ApplicationError(f"cannot load workflow '{name}': {message}", type=error_type,
                                    non_retryable=True) from None
-        program = unpack_program(loaded)
+        try:
+            program = unpack_program(loaded)
+        except ProgramFormatError as err:  # pinned by a newer release than this worker's
+            raise ApplicationError(f"cannot run workflow '{name}': {err}", type="ProgramFormat",
+                                   non_retryable=True) from None
         config = RuntimeConfig.model_validate(loaded.get("config") or {})
         self.describe(name, loaded["hash"], loaded.get("sources") or [], config)
         return program, loaded["hash"], config
@@ -150,9 +156,14 @@ class FFLWorkflow:
                                                for key, value in run_search_attributes(name, program_hash).items()])
 
     @workflow.query(name=STEPS_QUERY)
-    def steps(self) -> list[dict[str, Any]]:
-        """Every started step: path, facet, state, returns (once finished) and error."""
-        return self.tracker.snapshot()
+    def steps(self, query: StepsQuery | None = None) -> list[dict[str, Any]] | StepsPage:
+        """Started steps (path, facet, state, returns once finished, error): a page, or the first 1,000.
+
+        Without an argument, a plain list as before (interpreter.program.queries).
+        """
+        if query is None:
+            return self.tracker.snapshot()
+        return self.tracker.page(query)
 
     # ------------------------------------------------------------------ mirror
 
@@ -171,10 +182,6 @@ class FFLWorkflow:
                 return
             batch = self.tracker.take(MIRROR_BATCH, MIRROR_BATCH_BYTES)
             try:
-                await workflow.execute_activity(
-                    MIRROR_ACTIVITY, batch, task_queue=workflow.info().task_queue,
-                    start_to_close_timeout=timedelta(seconds=30),
-                    retry_policy=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10)),
-                )
+                await workflow.execute_activity(MIRROR_ACTIVITY, batch, **self.options.mirror)
             except ActivityError as err:
                 workflow.logger.warning("mirror batch of %d records dropped: %s", len(batch), err)

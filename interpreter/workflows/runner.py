@@ -1,17 +1,22 @@
-"""The interpreter: a few recursive coroutines over the immutable Program.
+"""The interpreter: recursive coroutines over the immutable Program, one per kind of statement.
 
-- ``run_declaration`` runs a facet's pre-script and andThen blocks and merges
-  their yields into the facet's returns;
-- ``run_blocks``/``run_block`` run sibling blocks together and one block's
-  steps, foreach iterations or when cases, returning its yields in order;
-- ``run_step`` waits for exactly the steps its call references, performs the
-  call (activity, inlined body, record) and its own tail, and handles catch.
+- ``run_declaration``: a facet's pre-script and andThen blocks, their yields
+  merged into the facet's returns;
+- ``run_block``: one block — steps, foreach, when or script, each one branch;
+- ``run_step``: one step, from its references ready to its handle resolved:
+  its arguments, the call (``call``: handler, body or record, one branch
+  each), its own tail, its catch, and every state the step reports;
+- ``run_event``: the one place an event facet's handler is called (an
+  activity named after the facet, admitted by the run's ``Admission``);
+- ``run_iterations``: the one place foreach iterations run, by index range.
 
 Prompt facets (``prompt { ... }``) are dispatched exactly like event facets:
 the activity type is the facet's qualified name, the payload its arguments,
 so a handler registered under that name (e.g. one calling a language model)
 answers it. Declared returns a handler or body leaves unset take their
-default expression when they have one.
+default expression when they have one. What the compiler decided (accepted
+and required parameters, declared returns, whether a step catches, queues)
+is read from the program, never derived here.
 
 Paths (step identity, activity ids, mirror ids) are independent of timing:
 ``b<i>`` is the i-th andThen block, a step adds its name, ``foreach[<i>]`` an
@@ -26,27 +31,27 @@ ordered lists and merged by source order, never by completion order.
 
 from __future__ import annotations
 
-import asyncio
-from datetime import timedelta
+from collections.abc import Awaitable
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RetryPolicy
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from interpreter.program.config import RetryConfig, RuntimeConfig
+    from interpreter.program.config import RuntimeConfig
     from interpreter.program.constants import RUN_SCRIPT_ACTIVITY
     from interpreter.program.display import activity_summary, script_summary, short_name, step_text
     from interpreter.program.evaluate import EvaluationError, evaluate
     from interpreter.program.model import Block, Catch, FacetDecl, Program, Script, Step, Yield
     from interpreter.program.scripts import ScriptRequest
 
+from .admission import Admission
 from .arguments import Arguments
-from .boundaries import check_nesting, check_returns, heartbeat, schedule_to_start, timeout_message
+from .boundaries import check_nesting, check_returns, timeout_message
 from .limits import oversize, too_large
+from .options import ActivityOptions, dispatched
 from .schedule import FOREACH_WINDOW, dataflow, windowed
-from .state import Handle, Scope, Skipped, StepFailure, Write, gather_all, join, merge_into
+from .state import Handle, Scope, Skipped, StepFailure, Write, activity_failure, gather_all, join, merge_into
 from .tracker import Tracker
 
 BLOCK_TYPES = {"steps": "AndThen", "foreach": "AndMap", "when": "AndMatch", "script": "AndThen"}
@@ -57,37 +62,22 @@ def _no_steps(name: str) -> Any:
     raise EvaluationError(f"step '{name}' cannot be read in a default value")
 
 
-def retry_policy(retry: RetryConfig) -> RetryPolicy:
-    return RetryPolicy(
-        maximum_attempts=retry.maximum_attempts,
-        initial_interval=timedelta(seconds=retry.initial_interval_seconds),
-        backoff_coefficient=retry.backoff_coefficient,
-        maximum_interval=timedelta(seconds=retry.maximum_interval_seconds),
-        non_retryable_error_types=list(retry.non_retryable_error_types) or None,
-    )
+def has_body(decl: FacetDecl) -> bool:
+    return bool(decl.blocks) or decl.script is not None
 
 
-def activity_failure(err: ActivityError) -> tuple[str, str]:
-    """(message, type name) of the cause of a failed activity."""
-    cause = err.cause
-    if isinstance(cause, ApplicationError):
-        return cause.message, cause.type or "ApplicationError"
-    if isinstance(cause, TimeoutError):
-        return f"activity timed out ({cause.type.name if cause.type else 'timeout'})", "TimeoutError"
-    if cause is not None:
-        return str(cause) or type(cause).__name__, type(cause).__name__
-    return str(err), "ActivityError"
+def object_type(step: Step) -> str:
+    return "SchemaInstantiation" if step.call.kind == "schema" else "VariableAssignment"
 
 
 class Interpreter:
-    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker):
+    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker, options: ActivityOptions):
         self.program = program
         self.config = config
         self.tracker = tracker
+        self.options = options
         self.arguments = Arguments(program)
-        self.declared: dict[str, tuple[str, ...]] = {}  # facet → declared returns, computed once
-        # Bounds pending activities: see RuntimeConfig.max_pending_activities for why.
-        self.activity_slots = asyncio.Semaphore(config.max_pending_activities)
+        self.admission = Admission.from_config(config, options.tick)
         self.root = ""  # the workflow's short name, leading readable paths in activity summaries
         self.step_texts: dict[str, str] = {}  # statement id → the step as written, computed once
 
@@ -95,15 +85,12 @@ class Interpreter:
 
     def workflow_params(self, decl: FacetDecl, inputs: dict[str, Any]) -> dict[str, Any]:
         """Inputs with defaults applied; unknown or missing parameters fail the run at once."""
-        accepted = self.arguments.accepted(decl)
-        unknown = [name for name in inputs if name not in accepted]
+        unknown = [name for name in inputs if name not in decl.accepts]
         if unknown:
             raise ApplicationError(
                 f"workflow '{decl.qname}' has no parameter {', '.join(repr(n) for n in unknown)} "
-                f"(parameters: {', '.join(accepted) or 'none'})", type="InvalidParameters", non_retryable=True)
-        implicit = {a.name for i in self.program.implicits.get(decl.qname, []) for a in i.call.args}
-        missing = [p.name for p in decl.params if p.default is None and p.name not in inputs
-                   and p.name not in implicit]
+                f"(parameters: {', '.join(decl.accepts) or 'none'})", type="InvalidParameters", non_retryable=True)
+        missing = [name for name in decl.required if name not in inputs]
         if missing:
             raise ApplicationError(
                 f"workflow '{decl.qname}' is missing required parameter {', '.join(repr(n) for n in missing)}",
@@ -138,13 +125,17 @@ class Interpreter:
                 merge_into(returns, scripted)
         scope = Scope(params, path, None, caller, decl.qname, owner=path or None)
         writes = await self.run_blocks(decl.blocks, scope, path)
+        self.merge_yields(decl, returns, writes, path)
+        return self.return_defaults(decl, returns, params, path)
+
+    def merge_yields(self, decl: FacetDecl, returns: dict[str, Any], writes: list[Write], path: str) -> None:
+        """Yields to the declaration or one of its signature mixins write its returns, in source order."""
         targets = {decl.qname, *(m.facet for m in decl.mixins if m.facet)}
         for target, fields in writes:
             if target in targets:
                 merge_into(returns, fields)
             else:
                 self.tracker.log(path, f"yield to '{target}' has no effect in '{decl.qname}'")
-        return self.return_defaults(decl, returns, params, path)
 
     @staticmethod
     def return_defaults(decl: FacetDecl, returns: dict[str, Any], params: dict[str, Any], path: str) -> dict:
@@ -174,55 +165,41 @@ class Interpreter:
         results = await gather_all([self.run_block(b, s) for b, s in zip(blocks, scopes, strict=True)])
         return [write for writes in results for write in writes]
 
-    def handles(self, steps: list[Step]) -> dict[str, Handle]:
-        return {s.name: self.handle(s) for s in steps}
-
-    def handle(self, step: Step, returns: dict[str, Any] | None = None) -> Handle:
-        """A step's handle; a step that can catch reads ``error``/``error_type`` as null until it fails."""
-        facet = step.call.facet or ""
-        declared = self.declared.get(facet)
-        if declared is None:
-            declared = self.declared[facet] = self.arguments.declared_returns(step.call.facet)
-        decl = self.program.facets.get(facet)
-        catchable = step.catch is not None or (decl is not None and decl.catch is not None)
-        handle = Handle(step.name, declared, ("error", "error_type") if catchable else ())
-        if returns is not None:
-            handle.resolve(returns)
-        return handle
-
     async def run_block(self, block: Block, scope: Scope) -> list[Write]:
-        return await self.tracked(scope.path, BLOCK_TYPES.get(block.kind, "AndThen"), scope.owner,
-                                  self.run_block_body(block, scope))
+        """One block, each kind one branch; mirrored as a block step."""
+        if block.kind == "steps":
+            work = self.run_steps(block, scope)
+        elif block.kind == "foreach":
+            work = self.run_foreach(block, scope)
+        elif block.kind == "when":
+            work = self.run_when(block, scope)
+        elif block.kind == "script":
+            work = self.run_script_block(block, scope)
+        else:
+            raise StepFailure(scope.path, "", f"unknown block kind '{block.kind}'", "InterpreterError")
+        return await self.tracked(scope.path, BLOCK_TYPES[block.kind], scope.owner, work)
 
-    async def tracked(self, path: str, object_type: str, owner: str | None, work, foreach=None) -> list[Write]:
-        """Await a block's coroutine, mirroring it as a block step (running, then completed or failed)."""
-        self.tracker.block(path, object_type, "running", parent=owner, foreach=foreach)
+    async def tracked(self, path: str, kind: str, owner: str | None, work: Awaitable[list[Write]],
+                      foreach: tuple[str, Any] | None = None) -> list[Write]:
+        """Await a block's coroutine, mirroring it as a block step (running, then completed or failed).
+
+        ``foreach`` is an iteration's (variable, element), for its mirror record.
+        """
+        self.tracker.block(path, kind, "running", parent=owner, foreach=foreach)
         try:
             writes = await work
         except (StepFailure, Skipped) as failure:
-            self.tracker.block(path, object_type, "failed", parent=owner, error=str(failure))
+            self.tracker.block(path, kind, "failed", parent=owner, error=str(failure))
             raise
-        self.tracker.block(path, object_type, "completed", parent=owner)
+        self.tracker.block(path, kind, "completed", parent=owner)
         return writes
-
-    async def run_block_body(self, block: Block, scope: Scope) -> list[Write]:
-        if block.kind == "steps":
-            for step in block.steps:
-                if step.name not in scope.steps:
-                    scope.steps[step.name] = self.handle(step)
-            return await self.run_steps(block, scope)
-        if block.kind == "foreach":
-            return await self.run_foreach(block, scope)
-        if block.kind == "when":
-            return await self.run_when(block, scope)
-        if block.kind == "script":
-            result = await self.run_script(block.script, scope.params, join(scope.path, "script"), scope.script_target)
-            return [(scope.script_target, result)]
-        raise StepFailure(scope.path, "", f"unknown block kind '{block.kind}'", "InterpreterError")
 
     async def run_steps(self, block: Block, scope: Scope) -> list[Write]:
         """All steps concurrently (each waits for its references), then the block's yields."""
         steps = block.steps
+        for step in steps:
+            if step.name not in scope.steps:  # a catch block's steps get their handles here
+                scope.steps[step.name] = self.handle(step)
         results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name]))
         writes = [write for step_writes in results for write in step_writes]
         for item in block.yields:
@@ -232,34 +209,44 @@ class Interpreter:
     async def run_yield(self, item: Yield, scope: Scope) -> Write:
         await scope.wait_for(item.refs)
         target = item.target or item.name
+        path = join(scope.path, f"yield {item.name}")
         try:
             fields = {arg.name: evaluate(arg.value, scope.params, scope.step_value) for arg in item.args}
         except EvaluationError as err:
-            raise StepFailure(join(scope.path, f"yield {item.name}"), target, str(err), "EvaluationError") from err
-        self.tracker.block(join(scope.path, f"yield {item.name}"), "YieldAssignment", "completed",
-                           parent=scope.owner, returns=fields, facet=target)
+            raise StepFailure(path, target, str(err), "EvaluationError") from err
+        self.tracker.block(path, "YieldAssignment", "completed", parent=scope.owner, returns=fields, facet=target)
         return target, fields
 
     async def run_foreach(self, block: Block, scope: Scope) -> list[Write]:
         await scope.wait_for(block.items_refs)
+        where = join(scope.path, "foreach")
         try:
             items = evaluate(block.items, scope.params, scope.step_value) if block.items is not None else []
         except EvaluationError as err:
-            raise StepFailure(join(scope.path, "foreach"), "foreach", str(err), "EvaluationError") from err
+            raise StepFailure(where, "foreach", str(err), "EvaluationError") from err
         if items is None:
             items = []
         if not isinstance(items, list):
-            raise StepFailure(join(scope.path, "foreach"), "foreach",
-                              f"foreach needs a list, got {type(items).__name__}", "TypeError")
+            raise StepFailure(where, "foreach", f"foreach needs a list, got {type(items).__name__}", "TypeError")
+        results = await self.run_iterations(block, scope, items, range(len(items)))
+        return [write for writes in results for write in writes]
+
+    async def run_iterations(self, block: Block, scope: Scope, items: list[Any], indexes: range) -> list[list[Write]]:
+        """The iterations ``indexes`` of a foreach over ``items``, their yields in index order.
+
+        Iterations start as earlier ones finish, enough at once to fill the
+        run's activity limit; the activities themselves are admitted by
+        ``self.admission``.
+        """
         var = block.var or "item"
 
-        def iteration(index: int):
+        def iteration(offset: int):
+            index = indexes[offset]
             inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: items[index]},
                                 self.handles(block.steps))
             return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner), (var, items[index]))
 
-        results = await windowed(len(items), iteration, max(FOREACH_WINDOW, self.config.max_pending_activities))
-        return [write for writes in results for write in writes]
+        return await windowed(len(indexes), iteration, max(FOREACH_WINDOW, self.admission.limit))
 
     async def run_when(self, block: Block, scope: Scope) -> list[Write]:
         """Every case whose condition holds runs, concurrently; ``case _`` only if none did."""
@@ -281,27 +268,72 @@ class Interpreter:
                 self.tracker.log(scope.path, f"case {index} condition is not a boolean; counts as false")
         if not chosen and fallback is not None:
             chosen = [fallback]
-        bodies = []
-        for index in chosen:
-            body = block.cases[index].body
-            bodies.append(self.run_block(body, scope.child(f"{scope.path}/c{index}")))
+        bodies = [self.run_block(block.cases[index].body, scope.child(f"{scope.path}/c{index}")) for index in chosen]
         results = await gather_all(bodies)
         return [write for writes in results for write in writes]
 
+    async def run_script_block(self, block: Block, scope: Scope) -> list[Write]:
+        """``andThen script``: its ``result`` keys are returns of the block's target."""
+        result = await self.run_script(block.script, scope.params, join(scope.path, "script"), scope.script_target)
+        return [(scope.script_target, result)]
+
     # ------------------------------------------------------------------ steps
 
+    def handles(self, steps: list[Step]) -> dict[str, Handle]:
+        return {s.name: self.handle(s) for s in steps}
+
+    def handle(self, step: Step, returns: dict[str, Any] | None = None) -> Handle:
+        """A step's handle; a step that can catch reads ``error``/``error_type`` as null until it fails."""
+        call = step.call
+        if call.kind == "schema":
+            record = self.program.schemas.get(call.facet or "")
+            declared = tuple(f.name for f in record.fields) if record is not None else ()
+        else:
+            target = self.program.facets.get(call.facet or "")
+            declared = tuple(target.return_names) if target is not None else ()
+        handle = Handle(step.name, declared, ("error", "error_type") if step.catches else ())
+        if returns is not None:
+            handle.resolve(returns)
+        return handle
+
     async def run_step(self, step: Step, scope: Scope, handle: Handle) -> list[Write]:
-        """Wait for the step's references, run it, resolve its handle; return yields meant for outer targets."""
+        """One step from its references ready to its handle resolved; every state it reports, reported here.
+
+        Returns the yields its tail or catch makes to outer targets.
+        """
         path = join(scope.path, step.name)
-        facet = step.call.facet or step.call.name
+        name = step.call.facet or step.call.name
+        target = self.program.facets.get(step.call.facet or "")
+        kind = object_type(step)
         try:
             await scope.wait_for(step.refs)
-            returns, writes = await self.execute_step(step, scope, path, facet)
+        except BaseException:
+            handle.fail()
+            raise
+        self.tracker.step(path, name, "running", statement_id=step.id, object_type=kind, parent=scope.owner,
+                          block=scope.path)
+        args: dict[str, Any] | None = None
+        try:
+            try:
+                args = self.step_arguments(step, scope, path, name)
+                returns = await self.call(step, target, args, scope, path)
+                returns, writes = await self.run_tail(step, returns, scope, path)
+            except StepFailure as failure:
+                catch = step.catch or (target.catch if target is not None else None)
+                if catch is None:
+                    failure.failed_within(path, name)
+                    raise
+                self.tracker.log(path, f"caught {failure}")
+                returns, writes = await self.run_catch(catch, target, step, failure, args or {}, scope, path)
+                self.tracker.step(path, name, "caught", statement_id=step.id, object_type=kind, returns=returns,
+                                  error=failure.cause, params=args)
+            else:
+                self.tracker.step(path, name, "completed", statement_id=step.id, object_type=kind, params=args,
+                                  returns=returns)
         except StepFailure as failure:
             scope.fail()
             handle.fail()
-            self.tracker.step(path, facet, "failed", statement_id=step.id, error=str(failure),
-                              object_type=self.object_type(step))
+            self.tracker.step(path, name, "failed", statement_id=step.id, error=str(failure), object_type=kind)
             raise
         except BaseException:
             handle.fail()
@@ -309,58 +341,36 @@ class Interpreter:
         handle.resolve(returns)
         return writes
 
-    @staticmethod
-    def object_type(step: Step) -> str:
-        return "SchemaInstantiation" if step.call.kind == "schema" else "VariableAssignment"
-
-    async def execute_step(self, step: Step, scope: Scope, path: str, facet: str) -> tuple[dict, list[Write]]:
-        kind = self.object_type(step)
-        decl = self.program.facets.get(step.call.facet or "")
-        args: dict[str, Any] | None = None
-        self.tracker.step(path, facet, "running", statement_id=step.id, object_type=kind, parent=scope.owner,
-                          block=scope.path)
+    def step_arguments(self, step: Step, scope: Scope, path: str, name: str) -> dict[str, Any]:
         try:
-            try:
-                args = self.arguments.for_call(step.call, scope.params, scope.step_value)
-            except EvaluationError as err:
-                raise StepFailure(path, facet, f"arguments: {err}", "EvaluationError") from err
-            returns, writes = await self.perform(step, decl, args, scope, path)
-        except StepFailure as failure:
-            catch = step.catch or (decl.catch if decl is not None else None)
-            if catch is None:
-                failure.failed_within(path, facet)
-                raise
-            self.tracker.log(path, f"caught {failure}")
-            returns, writes = await self.run_catch(catch, decl, step, failure, args or {}, scope, path)
-            self.tracker.step(path, facet, "caught", statement_id=step.id, object_type=kind, returns=returns,
-                              error=failure.cause, params=args)
-            return returns, writes
-        self.tracker.step(path, facet, "completed", statement_id=step.id, object_type=kind, params=args,
-                          returns=returns)
-        return returns, writes
+            return self.arguments.for_call(step.call, scope.params, scope.step_value)
+        except EvaluationError as err:
+            raise StepFailure(path, name, f"arguments: {err}", "EvaluationError") from err
 
-    async def perform(self, step: Step, decl: FacetDecl | None, args: dict[str, Any], scope: Scope,
-                      path: str) -> tuple[dict, list[Write]]:
-        """The call itself, then the step's own tail (which takes precedence over the facet's body)."""
-        call = step.call
-        check_nesting(scope, path, call.facet or call.name, self.config.max_nesting_depth)  # boundary
-        has_body = decl is not None and (bool(decl.blocks) or decl.script is not None)
-        if decl is not None and (call.kind == "event" or decl.prompt is not None):
-            # Prompt facets dispatch like event facets: a handler registered under the facet's name answers.
-            returns = await self.run_activity(decl, call.queue, args, path, self.summary(step, path))
-            if has_body and not step.blocks:
-                returns = await self.run_declaration(decl, args, path, scope, initial=returns)
-            else:
-                returns = self.return_defaults(decl, returns, args, path)
-        elif call.kind in ("facet", "workflow") and decl is not None and has_body and not step.blocks:
-            returns = await self.run_declaration(decl, args, path, scope)
-        else:
-            returns = dict(args)
-            if decl is not None:
-                returns = self.return_defaults(decl, returns, args, path)
+    async def call(self, step: Step, target: FacetDecl | None, args: dict[str, Any], scope: Scope,
+                   path: str) -> dict[str, Any]:
+        """The call itself, one branch per kind of callee. A step's own tail takes precedence over a body."""
+        check_nesting(scope, path, step.call.facet or step.call.name, self.config.max_nesting_depth)  # boundary
+        own_tail = bool(step.blocks)
+        if target is not None and dispatched(target):
+            # An event (or prompt) facet: its handler answers; a body of its own runs after the handler.
+            returns = await self.run_event(target, args, path, self.summary(step, path))
+            if has_body(target) and not own_tail:
+                return await self.run_declaration(target, args, path, scope, initial=returns)
+            return self.return_defaults(target, returns, args, path)
+        if target is not None and has_body(target) and not own_tail:
+            # A composed facet (or a workflow called as a step): its body, with the arguments as ``$.``.
+            return await self.run_declaration(target, args, path, scope)
+        # A schema instance, or a facet with neither handler nor body: it holds its arguments.
+        returns = dict(args)
+        return self.return_defaults(target, returns, args, path) if target is not None else returns
+
+    async def run_tail(self, step: Step, returns: dict[str, Any], scope: Scope,
+                       path: str) -> tuple[dict[str, Any], list[Write]]:
+        """The step's own andThen blocks: they see the step's returns; yields to its facet complete them."""
         if not step.blocks:
             return returns, []
-        facet = call.facet or call.name
+        facet = step.call.facet or step.call.name
         tail = scope.child(path, steps={step.name: self.handle(step, returns)}, script_target=facet, owner=path)
         # run_blocks gives each tail block a fresh child scope of ``tail``, which holds only the step
         return self.split(await self.run_blocks(step.blocks, tail, path), facet, dict(returns))
@@ -412,27 +422,24 @@ class Interpreter:
                 self.step_texts[step.id] = text
         return activity_summary(text, path, self.root)
 
-    async def run_activity(self, decl: FacetDecl, queue: str | None, args: dict[str, Any], path: str,
-                           summary: str = "") -> dict:
-        """An event facet's handler, as the activity named after the facet on its queue."""
+    async def run_event(self, decl: FacetDecl, args: dict[str, Any], path: str, summary: str = "") -> dict[str, Any]:
+        """An event facet's handler: the activity named after the facet, on its queue, admitted by the run.
+
+        The one place a handler is called: its options were built when the program loaded.
+        """
         facet = decl.qname
-        retry = self.config.retry_for(facet)
-        task_queue = self.config.queue_for(facet, queue or decl.queue)
         size = oversize(args)
         if size is not None:
             raise StepFailure(path, facet, too_large("arguments", size), "PayloadTooLarge")
-        self.tracker.task(path, facet, task_queue, args)
+        options = self.options.facet(facet)
+        self.tracker.task(path, facet, options["task_queue"], args)
         try:
-            async with self.activity_slots:
-                result = await workflow.execute_activity(
-                    facet, args, task_queue=task_queue, activity_id=path,
-                    start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
-                    schedule_to_start_timeout=schedule_to_start(retry), heartbeat_timeout=heartbeat(retry),  # boundary
-                    retry_policy=retry_policy(retry), summary=summary or path,
-                )
+            async with self.admission.slot(facet):
+                result = await workflow.execute_activity(facet, args, activity_id=path, summary=summary or path,
+                                                         **options)
         except ActivityError as err:
             message, error_type = activity_failure(err)
-            message = timeout_message(err, task_queue, retry) or message  # boundary
+            message = timeout_message(err, options["task_queue"], self.config.retry_for(facet)) or message  # boundary
             # The handler side prefixes the facet name; ``error`` holds the handler's own message.
             raise StepFailure(path, facet, message.removeprefix(f"{facet}: "), error_type) from err
         if result is None:
@@ -446,18 +453,15 @@ class Interpreter:
         """Scripts never run in the workflow: RunScript runs them on the interpreter queue, found by id."""
         if script is None:
             return {}
-        retry = self.config.retry
         size = oversize(params)
         if size is not None:
             raise StepFailure(path, owner or "script", too_large("script parameters", size), "PayloadTooLarge")
         try:
-            async with self.activity_slots:
+            async with self.admission.slot(RUN_SCRIPT_ACTIVITY):
                 result = await workflow.execute_activity(
                     RUN_SCRIPT_ACTIVITY, ScriptRequest(self.tracker.program_hash, workflow.info().workflow_type,
                                                        script.id, params, path),
-                    task_queue=workflow.info().task_queue, activity_id=path,
-                    start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
-                    retry_policy=retry_policy(retry), summary=script_summary(owner, path, self.root),
+                    activity_id=path, summary=script_summary(owner, path, self.root), **self.options.script,
                 )
         except ActivityError as err:
             message, error_type = activity_failure(err)

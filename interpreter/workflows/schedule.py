@@ -6,8 +6,7 @@ proportional to the whole graph.
   up front, and each completion wakes only its dependents.
 - ``windowed`` runs foreach iterations with at most ``width`` in flight,
   starting the next one as one finishes.
-- the interpreter bounds the activities one run has pending with a
-  semaphore of ``RuntimeConfig.max_pending_activities`` slots.
+- ``Admission`` (admission.py) decides when each activity may start.
 
 All three are deterministic under Temporal: tasks start in the order their
 prerequisites complete, which replay reproduces from history. Like
@@ -30,7 +29,7 @@ from .state import first_failure
 
 FOREACH_WINDOW = 256
 """Iterations of one foreach in flight at once (at least; the interpreter widens it to
-the pending-activity slots): a 5,000-element foreach starts with a few dozen
+the run's activity limit): a 5,000-element foreach starts with a few dozen
 milliseconds of work instead of all of it."""
 
 

@@ -11,6 +11,7 @@ import itertools
 from typing import Any
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.evaluate import EvaluationError, StepValue
@@ -44,6 +45,18 @@ class StepFailure(Exception):
         for path, facet in self.within:
             text += f"\n  in step '{path}' ({facet})"
         return text
+
+
+def activity_failure(err: ActivityError) -> tuple[str, str]:
+    """(message, type name) of the cause of a failed activity."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError):
+        return cause.message, cause.type or "ApplicationError"
+    if isinstance(cause, TimeoutError):
+        return f"activity timed out ({cause.type.name if cause.type else 'timeout'})", "TimeoutError"
+    if cause is not None:
+        return str(cause) or type(cause).__name__, type(cause).__name__
+    return str(err), "ActivityError"
 
 
 class Skipped(Exception):

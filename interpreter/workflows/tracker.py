@@ -7,6 +7,7 @@ proportional to the graph.
 
 from __future__ import annotations
 
+import itertools
 import json
 from typing import Any
 
@@ -14,11 +15,12 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.display import current_details, readable_path
+    from interpreter.program.queries import LEGACY_LIMIT, MAX_LIMIT, StepsPage, StepsQuery
 
 STATES = ("running", "completed", "failed", "caught", "cancelled")
 
 QUERY_RETURNS_BUDGET = 1_000_000
-"""JSON bytes of step returns one steps-query answer carries at most."""
+"""JSON bytes of step returns one steps-query answer (a page, or the argument-less list) carries at most."""
 
 
 class Tracker:
@@ -124,23 +126,31 @@ class Tracker:
                 "program_hash": self.program_hash, "time": workflow.now().isoformat(),
             })
 
-    def snapshot(self, budget: int = QUERY_RETURNS_BUDGET) -> list[dict[str, Any]]:
-        """Every step's record; returns beyond ``budget`` JSON bytes in all are replaced by a note.
+    def snapshot(self, budget: int = QUERY_RETURNS_BUDGET, limit: int = LEGACY_LIMIT) -> list[dict[str, Any]]:
+        """The first ``limit`` step records; returns beyond ``budget`` JSON bytes in all are replaced by a note.
 
         A query answer over 2 MB (payload limit) or 4 MB (gRPC) fails, however
         large the steps' results are.
         """
-        records, used = [], 0
-        for record in self.steps.values():
-            item = dict(record)
-            if item["returns"] is not None:
-                size = len(json.dumps(item["returns"], default=str))
-                if used + size > budget:
-                    item["returns"] = {"_omitted": f"returns of {size} bytes left out of the steps query"}
-                else:
-                    used += size
-            records.append(item)
-        return records
+        return _bounded(itertools.islice(self.steps.values(), limit), budget)
+
+    def page(self, query: StepsQuery, budget: int = QUERY_RETURNS_BUDGET) -> StepsPage:
+        """The steps ``query`` selects, from its offset on, at most its limit (and MAX_LIMIT) of them."""
+        offset = max(0, query.offset)
+        limit = max(0, min(query.limit, MAX_LIMIT))
+        if not query.prefix and query.state is None:
+            matched = len(self.steps)
+            chosen = list(itertools.islice(self.steps.values(), offset, offset + limit))
+        else:
+            selected = (r for r in self.steps.values() if _selects(query, r))
+            chosen, matched = [], 0
+            for record in selected:
+                if offset <= matched < offset + limit:
+                    chosen.append(record)
+                matched += 1
+        end = offset + len(chosen)
+        return StepsPage(steps=_bounded(chosen, budget), matched=matched, offset=offset,
+                         next_offset=end if end < matched else None, counts=dict(self.counts))
 
     def _details(self) -> None:
         current = None
@@ -193,6 +203,32 @@ class Tracker:
                     break
         batch, self.buffer = self.buffer[:count], self.buffer[count:]
         return batch
+
+
+def _selects(query: StepsQuery, record: dict[str, Any]) -> bool:
+    """The record is in the query's state and at or under its path prefix (whole path segments)."""
+    if query.state is not None and record["state"] != query.state:
+        return False
+    prefix = query.prefix
+    if not prefix:
+        return True
+    path = record["path"]
+    return path == prefix or path.startswith(prefix if prefix.endswith("/") else prefix + "/")
+
+
+def _bounded(records, budget: int) -> list[dict[str, Any]]:
+    """Copies of ``records``; returns past ``budget`` JSON bytes in all are replaced by a note."""
+    out, used = [], 0
+    for record in records:
+        item = dict(record)
+        if item["returns"] is not None:
+            size = len(json.dumps(item["returns"], default=str))
+            if used + size > budget:
+                item["returns"] = {"_omitted": f"returns of {size} bytes left out of the steps query"}
+            else:
+                used += size
+        out.append(item)
+    return out
 
 
 def _shrunk(record: dict[str, Any], size: int) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -25,6 +25,7 @@ from interpreter.activities.dispatch import build_handler_activity
 from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.cli.run_view import query_all_steps
 from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.model import Program
@@ -43,6 +44,7 @@ class FFLRun:
     error: WorkflowFailureError | None = None
     elapsed: float = 0.0
     steps: list[dict[str, Any]] = field(default_factory=list)
+    inspected: Any = None
 
     @property
     def message(self) -> str:
@@ -97,8 +99,15 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
                   inputs: Mapping[str, Any] | None = None, *, handlers: Any = None, tmp_path: Path,
                   config: RuntimeConfig | None = None, task_queue: str | None = None,
                   timeout: float = 20.0, memo: Mapping[str, Any] | None = None,
-                  keep_queues: bool = False, mirror: object | None = None) -> FFLRun:
-    """Compile, publish and run ``workflow`` with ``inputs``; never raises on workflow failure."""
+                  keep_queues: bool = False, mirror: object | None = None,
+                  handler_slots: int | None = None,
+                  inspect: Callable[[WorkflowHandle], Awaitable[Any]] | None = None) -> FFLRun:
+    """Compile, publish and run ``workflow`` with ``inputs``; never raises on workflow failure.
+
+    ``handler_slots`` sets the handler worker's concurrent activities (the SDK's default is 100);
+    ``inspect(handle)`` runs once the run ended, while the workers still answer queries
+    (its result in ``FFLRun.inspected``).
+    """
     program = sources if isinstance(sources, Program) else compile_text(sources)
     queue = task_queue or "ffl-" + uuid.uuid4().hex[:10]
     handler_queue = queue + "-handlers"
@@ -110,8 +119,8 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
     interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
                          activities=build_interpreter_activities(store, config, mirror, allow_scripts=True))
     registry = registry_of(handlers)
-    handler_worker = Worker(client, task_queue=handler_queue,
-                            activities=[build_handler_activity(registry, handler_queue)])
+    handler_worker = Worker(client, task_queue=handler_queue, activities=[build_handler_activity(registry, handler_queue)],
+                            max_concurrent_activities=handler_slots)
     async with interpreter, handler_worker:
         handle = await client.start_workflow(workflow, dict(inputs) if inputs is not None else {},
                                              id="wf-" + uuid.uuid4().hex[:12], task_queue=queue,
@@ -123,6 +132,8 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
         except WorkflowFailureError as err:
             run.error = err
         run.elapsed = time.monotonic() - started
-        run.steps = await handle.query("steps")
+        run.steps = await query_all_steps(handle)
+        if inspect is not None:
+            run.inspected = await inspect(handle)
     return run
 

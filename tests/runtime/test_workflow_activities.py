@@ -13,7 +13,12 @@ from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore, default_registry_root
 from interpreter.activities.scripts import run_script_process
 from interpreter.program.config import RuntimeConfig, ScriptConfig
-from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, RUN_SCRIPT_ACTIVITY
+from interpreter.program.constants import (
+    LOAD_PROGRAM_ACTIVITY,
+    MIRROR_ACTIVITY,
+    RUN_SCRIPT_ACTIVITY,
+    TICK_ACTIVITY,
+)
 from interpreter.program.scripts import ScriptRequest
 from interpreter.program.serialize import content_hash, program_from_json
 
@@ -88,7 +93,7 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     config = RuntimeConfig(mirror=True, queues={"a": "q"})
     activities = build_interpreter_activities(store, config)
     names = [a.__temporal_activity_definition.name for a in activities]
-    assert names == [LOAD_PROGRAM_ACTIVITY, RUN_SCRIPT_ACTIVITY]
+    assert names == [LOAD_PROGRAM_ACTIVITY, RUN_SCRIPT_ACTIVITY, TICK_ACTIVITY]
 
     class Sink:
         records: list = []
@@ -117,6 +122,7 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     with pytest.raises(ApplicationError) as info:
         await env.run(activities[1], {**dataclasses.asdict(request), "script_id": "s.S/b9"})
     assert info.value.type == "ScriptNotFound"
+    assert await env.run(activities[2]) is None  # the tick
 
 
 def test_trim_program_keeps_what_the_workflow_reaches():

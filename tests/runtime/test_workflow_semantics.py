@@ -200,6 +200,26 @@ async def test_missing_and_unknown_parameters_fail_at_once(temporal_client, tmp_
     assert run.steps == []
 
 
+MIXED_INPUTS = """
+namespace t {
+    facet Retry(attempts: Long = 3)
+    facet Owner(owner: String = "ops")
+    workflow M(a: Long) => (out: Json) with Owner() with Retry() as retry andThen {
+        yield M(out = #{"owner": $.owner, "retry": $.retry})
+    }
+}
+"""
+
+
+async def test_run_inputs_follow_the_compilers_rule_for_signature_mixins(temporal_client, tmp_path):
+    # merged Owner: its parameter is an input; aliased Retry: the whole record is, its parameter is not
+    run = await run_ffl(temporal_client, MIXED_INPUTS, "t.M", {"a": 1, "owner": "me", "retry": {"attempts": 9}},
+                        tmp_path=tmp_path)
+    assert run.result == {"out": {"owner": "me", "retry": {"attempts": 9}}}, run.message
+    run = await run_ffl(temporal_client, MIXED_INPUTS, "t.M", {"a": 1, "attempts": 9}, tmp_path=tmp_path)
+    assert "has no parameter 'attempts'" in run.message and "(parameters: a, owner, retry)" in run.message
+
+
 # ---------------------------------------------------------------- failures and catch
 
 FAIL = """

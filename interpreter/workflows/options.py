@@ -1,0 +1,80 @@
+"""Activity options, built once: per event facet when the program loads, and for the interpreter's own.
+
+Every ``workflow.execute_activity`` of the interpreter takes its timeouts,
+retry policy and task queue from here (``**options``), so the handler,
+script, program-loading, mirror and tick activities never carry hand-written
+copies that drift apart. A facet's options combine the compiled program
+(its namespace's queue) with the run's pinned RuntimeConfig (queue
+overrides, retry and timeout per facet).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from temporalio import workflow
+from temporalio.common import RetryPolicy
+
+with workflow.unsafe.imports_passed_through():
+    from interpreter.program.config import RetryConfig, RuntimeConfig
+    from interpreter.program.model import FacetDecl, Program
+
+from .boundaries import heartbeat, schedule_to_start
+
+
+def retry_policy(retry: RetryConfig) -> RetryPolicy:
+    return RetryPolicy(
+        maximum_attempts=retry.maximum_attempts,
+        initial_interval=timedelta(seconds=retry.initial_interval_seconds),
+        backoff_coefficient=retry.backoff_coefficient,
+        maximum_interval=timedelta(seconds=retry.maximum_interval_seconds),
+        non_retryable_error_types=list(retry.non_retryable_error_types) or None,
+    )
+
+
+def _with_retry(task_queue: str, retry: RetryConfig) -> workflow.ActivityConfig:
+    return workflow.ActivityConfig(task_queue=task_queue,
+                                   start_to_close_timeout=timedelta(seconds=retry.start_to_close_seconds),
+                                   retry_policy=retry_policy(retry))
+
+
+def handler_options(task_queue: str, retry: RetryConfig) -> workflow.ActivityConfig:
+    """A handler's options: its retry and timeouts, and the optional schedule-to-start and heartbeat timeouts."""
+    options = _with_retry(task_queue, retry)
+    options["schedule_to_start_timeout"] = schedule_to_start(retry)  # boundary: None unless configured
+    options["heartbeat_timeout"] = heartbeat(retry)
+    return options
+
+
+def load_program_options(interpreter_queue: str) -> workflow.ActivityConfig:
+    """LoadProgram runs before the config is known: its options are fixed."""
+    return workflow.ActivityConfig(
+        task_queue=interpreter_queue, start_to_close_timeout=timedelta(seconds=60),
+        retry_policy=RetryPolicy(maximum_attempts=5, non_retryable_error_types=["ProgramNotFound", "ProgramTampered"]),
+    )
+
+
+def dispatched(decl: FacetDecl) -> bool:
+    """Whether a call of ``decl`` goes to a handler: event facets and prompt facets."""
+    return decl.kind == "event" or decl.prompt is not None
+
+
+class ActivityOptions:
+    """The options of every activity a run starts, built when its program and config are loaded."""
+
+    def __init__(self, program: Program, config: RuntimeConfig, interpreter_queue: str):
+        self.facets: dict[str, workflow.ActivityConfig] = {
+            qname: handler_options(config.queue_for(qname, decl.queue), config.retry_for(qname))
+            for qname, decl in program.facets.items() if dispatched(decl)
+        }
+        self.script = _with_retry(interpreter_queue, config.retry)
+        self.mirror = workflow.ActivityConfig(
+            task_queue=interpreter_queue, start_to_close_timeout=timedelta(seconds=30),
+            retry_policy=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10)),
+        )
+        # The tick only brings the run its next workflow task (see admission): one quick attempt.
+        self.tick = workflow.ActivityConfig(task_queue=interpreter_queue, start_to_close_timeout=timedelta(seconds=10),
+                                            retry_policy=RetryPolicy(maximum_attempts=1))
+
+    def facet(self, qname: str) -> workflow.ActivityConfig:
+        return self.facets[qname]
