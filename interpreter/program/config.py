@@ -75,6 +75,24 @@ class RuntimeConfig(BaseModel):
     max_nesting_depth: int = Field(default=64, ge=1, le=1000)
     """Most steps nested inside other steps (composed-facet bodies, tails); a deeper one fails (runaway recursion)."""
     scripts: ScriptConfig = Field(default_factory=ScriptConfig)
+    child_threshold: int = Field(default=1000, ge=1)
+    """A foreach of more iterations than this runs them in child workflows (docs/performance.md)."""
+    iterations_per_child: int = Field(default=1000, ge=1, le=1900)
+    """Iterations one child workflow runs: its history holds their activities, so it stays small to replay."""
+    children_in_flight: int = Field(default=10, ge=1, le=1000)
+    """Child workflows of one foreach running at once; the next starts as one finishes."""
+    continue_after_events: int = Field(default=8000, ge=200, le=40000)
+    """History events after which a run stops admitting activities, lets those in flight finish and continues
+    as new with a memo of the results so far (a history that long replays in about two seconds)."""
+    local_facets: list[str] = Field(default_factory=list)
+    """Facets whose handlers the interpreter worker serves in its own process (set by the worker, not by hand):
+    they run as local activities, without a server round trip per step."""
+    remote_facets: list[str] = Field(default_factory=list)
+    """Facets never run as local activities even when served in-process: long handlers, ones that heartbeat."""
+
+    def runs_locally(self, facet: str) -> bool:
+        """Whether ``facet``'s handler runs as a local activity of the interpreter worker."""
+        return facet in self.local_facets and facet not in self.remote_facets
 
     def retry_for(self, facet: str) -> RetryConfig:
         return self.facet_retry.get(facet, self.retry)

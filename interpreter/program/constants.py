@@ -14,6 +14,9 @@ RUN_SCRIPT_ACTIVITY = "ffl.RunScript"
 MIRROR_ACTIVITY = "ffl.Mirror"
 TICK_ACTIVITY = "ffl.Tick"
 
+CHUNK_WORKFLOW = "ffl.Iterations"
+"""Workflow type of a child workflow running a slice of a large foreach's iterations (the interpreter itself)."""
+
 MEMO_PROGRAM_HASH = "ffl_program_hash"
 """Memo key holding the content hash of the program a run executes."""
 

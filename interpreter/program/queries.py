@@ -40,7 +40,7 @@ class StepsPage:
 
     ``matched`` counts the steps the filter selects, ``next_offset`` is where
     the next page starts (None after the last), and ``counts`` holds the
-    number of steps in each state over the whole run.
+    number of steps in each state in this history (``children`` hold the rest).
     """
 
     steps: list[dict[str, Any]] = field(default_factory=list)
@@ -48,3 +48,7 @@ class StepsPage:
     offset: int = 0
     next_offset: int | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    children: list[dict[str, Any]] = field(default_factory=list)
+    """Child workflows running parts of this run's large foreach blocks (``workflow_id``, ``path`` of the
+    foreach, ``first``/``last`` iteration, ``state``, and ``counts`` of their steps once finished); their
+    steps are answered by their own ``steps`` query, under the same paths."""

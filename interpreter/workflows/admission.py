@@ -47,7 +47,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
@@ -128,6 +128,7 @@ class Admission:
         self._calm_since: float | None = None  # workflow time the last task began, for the rate's climb
         self._wake: asyncio.Task | None = None
         self._ticks = 0
+        self.hold: Callable[[], bool] | None = None  # true while the run admits nothing new (continuation.py)
 
     @classmethod
     def from_config(cls, config: RuntimeConfig, tick: workflow.ActivityConfig) -> Admission:
@@ -198,6 +199,10 @@ class Admission:
     def _waiting(self) -> bool:
         return any(self._queues.values())
 
+    def waiting(self) -> bool:
+        """Whether an activity waits for a slot."""
+        return self._waiting()
+
     def _room(self, facet: str) -> bool:
         """The run's and the facet's limits, which only completions can make room in."""
         if self.in_flight >= self.limit:
@@ -216,6 +221,8 @@ class Admission:
         return load + 1 / state.expected(now) <= self.rate
 
     def _admits(self, facet: str, now: float) -> bool:
+        if self.hold is not None and self.hold():
+            return False
         return self._room(facet) and self._paced(facet, now)
 
     def _take(self, facet: str, now: float) -> None:
@@ -230,6 +237,8 @@ class Admission:
     def _grant(self) -> None:
         """Admit waiters, earliest first, while limits and pace allow; ask for a tick when only time would."""
         now = self._now()
+        if self.hold is not None and self.hold():  # the run continues as new once what is in flight is done
+            return
         while True:
             heads = [queue[0] for facet, queue in self._queues.items() if queue and self._room(facet)]
             if not heads:

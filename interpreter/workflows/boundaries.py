@@ -88,9 +88,11 @@ def nesting(scope: Scope) -> int:
     return depth
 
 
-def check_nesting(scope: Scope, path: str, facet: str, limit: int) -> None:
-    """Fail a step nested inside more than ``limit`` steps: recursion that the data never ends."""
-    if nesting(scope) >= limit:
+def check_nesting(scope: Scope, path: str, facet: str, limit: int, base: int = 0) -> None:
+    """Fail a step nested inside more than ``limit`` steps: recursion that the data never ends.
+
+    ``base`` counts the steps enclosing the interpretation (a child workflow's foreach)."""
+    if base + nesting(scope) >= limit:
         raise StepFailure(path, facet, f"steps are nested more than {limit} deep (runaway recursion?); "
                           "raise max_nesting_depth in the runtime configuration if this is intended",
                           "NestingTooDeep")

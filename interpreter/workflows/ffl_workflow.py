@@ -22,6 +22,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
     from interpreter.program.constants import (
+        CHUNK_WORKFLOW,
         LOAD_PROGRAM_ACTIVITY,
         MEMO_PROGRAM_HASH,
         MIRROR_ACTIVITY,
@@ -35,6 +36,8 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.serialize import ProgramFormatError
 
 from .boundaries import check_params, decode_inputs
+from .children import run_chunk
+from .continuation import SCALE_PATCH, Continuation, Scale, continuation_of
 from .limits import oversize, too_large
 from .options import ActivityOptions, load_program_options
 from .runner import Interpreter
@@ -60,15 +63,23 @@ class FFLWorkflow:
         self.options: ActivityOptions | None = None
 
     @workflow.run
-    async def run(self, args: Sequence[RawValue]) -> dict[str, Any]:
+    async def run(self, args: Sequence[RawValue]) -> Any:
         info = workflow.info()
+        if info.workflow_type == CHUNK_WORKFLOW:  # scale hook: a child running part of a large foreach
+            return await run_chunk(self, args)
         name = info.workflow_type
-        self.tracker.bind(info.workflow_id, info.run_id)
+        continued = continuation_of(args)  # scale hook: a run continued as new carries its memo
+        self.tracker.bind(info.workflow_id, continued.run_id if continued is not None else info.run_id)
+        self.tracker.workflow_name = name
         inputs = self.inputs(args)
-        program, program_hash, config = await self.load(name)
+        program, program_hash, config = await self.load(name, continued)
+        scale = Scale(config.continue_after_events, continued) if workflow.patched(SCALE_PATCH) else None
         self.options = ActivityOptions(program, config, info.task_queue)
         self.tracker.mirror = config.mirror
-        self.tracker.runner(name, "created", program_hash=program_hash)  # mirror only: the program is pinned
+        if continued is not None:
+            self.tracker.seq = continued.seq
+        else:
+            self.tracker.runner(name, "created", program_hash=program_hash)  # mirror only: the program is pinned
         flusher = asyncio.create_task(self.flush_mirror()) if config.mirror else None
         params: dict[str, Any] | None = None
         try:
@@ -76,11 +87,19 @@ class FFLWorkflow:
             if decl is None or decl.kind != "workflow":
                 raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
                                        non_retryable=True)
-            interpreter = Interpreter(program, config, self.tracker, self.options)
+            interpreter = Interpreter(program, config, self.tracker, self.options, scale=scale)
             params = interpreter.workflow_params(decl, inputs)
             check_params(program, decl, params)  # boundary: declared types, before any step runs
-            self.tracker.runner(name, "running", params=params, program_hash=program_hash)
-            returns = await interpreter.run_workflow(decl, params)
+            if continued is None:
+                self.tracker.runner(name, "running", params=params, program_hash=program_hash)
+            if scale is None:
+                returns = await interpreter.run_workflow(decl, params)
+            else:  # scale hook: past its history limit the run continues as new, its memo carried
+                done, returns = await scale.run(interpreter.run_workflow(decl, params))
+                if not done:
+                    await self.drain_mirror(flusher)
+                    workflow.continue_as_new(args=[inputs, scale.carry(self.tracker.seq, self.tracker.run_id,
+                                                                       program_hash, config.model_dump(mode="json"))])
             size = oversize(returns)
             if size is not None:
                 raise ApplicationError(f"workflow '{name}': {too_large('returns', size)}", type="PayloadTooLarge",
@@ -119,9 +138,12 @@ class FFLWorkflow:
     def inputs(args: Sequence[RawValue]) -> dict[str, Any]:
         return decode_inputs(args)  # boundary: too deep, NaN or undecodable input fails the run at once
 
-    async def load(self, name: str) -> tuple[Program, str, RuntimeConfig]:
-        """Pin program, hash and config in history; record the hash in the memo."""
-        pinned = workflow.memo_value(MEMO_PROGRAM_HASH, None)
+    async def load(self, name: str, continued: Continuation | None = None) -> tuple[Program, str, RuntimeConfig]:
+        """Pin program, hash and config in history; record the hash in the memo.
+
+        A continued run loads the program its first run pinned, and keeps that run's configuration.
+        """
+        pinned = continued.program_hash if continued is not None else workflow.memo_value(MEMO_PROGRAM_HASH, None)
         try:
             loaded = await workflow.execute_activity(
                 LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": pinned}, activity_id="load-program",
@@ -136,7 +158,7 @@ class FFLWorkflow:
         except ProgramFormatError as err:  # pinned by a newer release than this worker's
             raise ApplicationError(f"cannot run workflow '{name}': {err}", type="ProgramFormat",
                                    non_retryable=True) from None
-        config = RuntimeConfig.model_validate(loaded.get("config") or {})
+        config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         self.describe(name, loaded["hash"], loaded.get("sources") or [], config)
         return program, loaded["hash"], config
 
@@ -170,7 +192,11 @@ class FFLWorkflow:
     async def finish(self, flusher, name: str, state: str, params, returns, error, program_hash: str) -> None:
         """Record the runner's final state and wait until every mirror record is sent."""
         self.tracker.runner(name, state, params=params, returns=returns, error=error, program_hash=program_hash)
-        if flusher is not None:
+        await self.drain_mirror(flusher)
+
+    async def drain_mirror(self, flusher) -> None:
+        """Wait until every mirror record is sent (the run closes, or continues as new)."""
+        if flusher is not None and not flusher.done():
             self.closing = True
             await flusher
 

@@ -48,7 +48,10 @@ with workflow.unsafe.imports_passed_through():
 from .admission import Admission
 from .arguments import Arguments
 from .boundaries import check_nesting, check_returns, timeout_message
+from .children import Children
+from .continuation import Scale, failure_entry, result_entry
 from .limits import oversize, too_large
+from .local import local_options
 from .options import ActivityOptions, dispatched
 from .schedule import FOREACH_WINDOW, dataflow, windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, activity_failure, gather_all, join, merge_into
@@ -71,13 +74,24 @@ def object_type(step: Step) -> str:
 
 
 class Interpreter:
-    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker, options: ActivityOptions):
+    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker, options: ActivityOptions, *,
+                 scale: Scale | None = None, seq_base: int = 0):
+        """``scale`` (runs under SCALE_PATCH): the memo of a continued run, child workflows for large foreach
+        blocks and local activities; without it the run keeps to one history as the releases before did."""
+        self.scale = scale
+        self.children = Children(self, scale, seq_base) if scale is not None else None
+        self.depth_base = 0  # steps enclosing this history's interpretation (a child's foreach)
         self.program = program
         self.config = config
         self.tracker = tracker
         self.options = options
         self.arguments = Arguments(program)
         self.admission = Admission.from_config(config, options.tick)
+        if scale is not None:  # scale hook: hold new work past the history limit, know what is in flight
+            self.admission.hold = scale.holds
+            scale.in_flight = lambda: self.admission.in_flight
+            scale.admission_waiting = self.admission.waiting
+            tracker.quiet = scale.memo.restored
         self.root = ""  # the workflow's short name, leading readable paths in activity summaries
         self.step_texts: dict[str, str] = {}  # statement id → the step as written, computed once
 
@@ -228,11 +242,14 @@ class Interpreter:
             items = []
         if not isinstance(items, list):
             raise StepFailure(where, "foreach", f"foreach needs a list, got {type(items).__name__}", "TypeError")
-        results = await self.run_iterations(block, scope, items, range(len(items)))
+        if self.children is not None and self.children.wanted(len(items)):  # scale hook: child workflows
+            results = await self.children.run(block, scope, items)
+        else:
+            results = await self.run_iterations(block, scope, items, range(len(items)))
         return [write for writes in results for write in writes]
 
     async def run_iterations(self, block: Block, scope: Scope, items: list[Any], indexes: range) -> list[list[Write]]:
-        """The iterations ``indexes`` of a foreach over ``items``, their yields in index order.
+        """The iterations ``indexes`` of a foreach, ``items`` their elements; their yields in index order.
 
         Iterations start as earlier ones finish, enough at once to fill the
         run's activity limit; the activities themselves are admitted by
@@ -242,9 +259,9 @@ class Interpreter:
 
         def iteration(offset: int):
             index = indexes[offset]
-            inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: items[index]},
+            inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: items[offset]},
                                 self.handles(block.steps))
-            return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner), (var, items[index]))
+            return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner), (var, items[offset]))
 
         return await windowed(len(indexes), iteration, max(FOREACH_WINDOW, self.admission.limit))
 
@@ -350,7 +367,8 @@ class Interpreter:
     async def call(self, step: Step, target: FacetDecl | None, args: dict[str, Any], scope: Scope,
                    path: str) -> dict[str, Any]:
         """The call itself, one branch per kind of callee. A step's own tail takes precedence over a body."""
-        check_nesting(scope, path, step.call.facet or step.call.name, self.config.max_nesting_depth)  # boundary
+        check_nesting(scope, path, step.call.facet or step.call.name, self.config.max_nesting_depth,
+                      self.depth_base)  # boundary
         own_tail = bool(step.blocks)
         if target is not None and dispatched(target):
             # An event (or prompt) facet: its handler answers; a body of its own runs after the handler.
@@ -432,22 +450,49 @@ class Interpreter:
         if size is not None:
             raise StepFailure(path, facet, too_large("arguments", size), "PayloadTooLarge")
         options = self.options.facet(facet)
-        self.tracker.task(path, facet, options["task_queue"], args)
-        try:
-            async with self.admission.slot(facet):
-                result = await workflow.execute_activity(facet, args, activity_id=path, summary=summary or path,
-                                                         **options)
-        except ActivityError as err:
-            message, error_type = activity_failure(err)
-            message = timeout_message(err, options["task_queue"], self.config.retry_for(facet)) or message  # boundary
-            # The handler side prefixes the facet name; ``error`` holds the handler's own message.
-            raise StepFailure(path, facet, message.removeprefix(f"{facet}: "), error_type) from err
+        hit = self.scale.memo.get(path) if self.scale is not None else None
+        if hit is not None:  # scale hook: a continued run's memo answers without scheduling anything
+            result = self.recalled(hit, path, facet)
+        else:
+            self.tracker.task(path, facet, options["task_queue"], args)
+            try:
+                async with self.admission.slot(facet):
+                    result = await self.execute(facet, args, path, summary or path, options)
+            except ActivityError as err:
+                message, error_type = activity_failure(err)
+                message = timeout_message(err, options["task_queue"], self.config.retry_for(facet)) or message  # boundary
+                # The handler side prefixes the facet name; ``error`` holds the handler's own message.
+                failure = StepFailure(path, facet, message.removeprefix(f"{facet}: "), error_type)
+                self.remember(path, failure_entry(failure.cause, failure.error_type))
+                raise failure from err
+            self.remember(path, result_entry(result))
         if result is None:
             return {}
         if not isinstance(result, dict):
             raise StepFailure(path, facet, f"handler returned {type(result).__name__}, not a record", "TypeError")
         check_returns(self.program, decl, result, path)  # boundary
         return result
+
+    def execute(self, facet: str, args: dict[str, Any], path: str, summary: str,
+                options: workflow.ActivityConfig) -> Awaitable[Any]:
+        """The handler's activity: a local activity where the interpreter worker serves it (scale hook), else one
+        on the facet's queue."""
+        if self.scale is not None and self.config.runs_locally(facet):
+            return workflow.execute_local_activity(facet, args, activity_id=path, summary=summary,
+                                                   **local_options(options))
+        return workflow.execute_activity(facet, args, activity_id=path, summary=summary, **options)
+
+    def remember(self, key: str, entry: dict[str, Any]) -> None:
+        if self.scale is not None:
+            self.scale.memo.put(key, entry)
+
+    @staticmethod
+    def recalled(entry: dict[str, Any], path: str, facet: str) -> Any:
+        """A memo entry's result, or its failure raised again as it was first raised."""
+        if "e" in entry:
+            message, error_type = entry["e"]
+            raise StepFailure(path, facet, message, error_type)
+        return entry.get("r")
 
     async def run_script(self, script: Script | None, params: dict[str, Any], path: str, owner: str) -> dict[str, Any]:
         """Scripts never run in the workflow: RunScript runs them on the interpreter queue, found by id."""
@@ -456,6 +501,10 @@ class Interpreter:
         size = oversize(params)
         if size is not None:
             raise StepFailure(path, owner or "script", too_large("script parameters", size), "PayloadTooLarge")
+        hit = self.scale.memo.get(path) if self.scale is not None else None
+        if hit is not None:  # scale hook: from a continued run's memo
+            result = self.recalled(hit, path, owner or "script")
+            return result if isinstance(result, dict) else {}
         try:
             async with self.admission.slot(RUN_SCRIPT_ACTIVITY):
                 result = await workflow.execute_activity(
@@ -465,7 +514,9 @@ class Interpreter:
                 )
         except ActivityError as err:
             message, error_type = activity_failure(err)
+            self.remember(path, failure_entry(message, error_type))
             raise StepFailure(path, owner or "script", message, error_type) from err
+        self.remember(path, result_entry(result))
         return result if isinstance(result, dict) else {}
 
 

@@ -38,6 +38,10 @@ class Tracker:
         self.root = ""  # the workflow's short name and what it runs, for the Web UI's current details
         self.header = ""
         self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
+        self.workflow_name = ""  # the FFL workflow's qualified name (children load its program)
+        self.children: dict[str, dict[str, Any]] = {}  # chunk key → child workflow record (children.py)
+        self.child_counts = dict.fromkeys(STATES, 0)  # step counts of finished children, nested ones included
+        self.quiet: Any = ()  # paths whose records an earlier run of this logical run mirrored (continuation.py)
 
     def describe_run(self, root: str, header: str) -> None:
         self.root, self.header = root, header
@@ -69,7 +73,7 @@ class Tracker:
         else:
             self.running.pop(path, None)
         self._details()
-        if self.mirror:
+        if self.mirror and path not in self.quiet:
             place = self.places.get(path)
             if place is None:
                 root = self.places[parent][2] if parent in self.places else (parent or path)
@@ -126,6 +130,25 @@ class Tracker:
                 "program_hash": self.program_hash, "time": workflow.now().isoformat(),
             })
 
+    def child(self, key: str, workflow_id: str, path: str, first: int, last: int, state: str,
+              counts: dict[str, int] | None = None) -> None:
+        """A child workflow running iterations ``first``..``last`` of the foreach at ``path`` (children.py)."""
+        record = self.children.get(key)
+        if record is None:
+            record = self.children[key] = {"workflow_id": workflow_id, "path": path, "first": first, "last": last,
+                                           "state": state, "counts": None}
+        record["state"] = state
+        if counts is not None and record["counts"] is None:
+            record["counts"] = dict(counts)
+            for name, number in counts.items():
+                if name in self.child_counts:
+                    self.child_counts[name] += number
+            self._details()
+
+    def totals(self) -> dict[str, int]:
+        """Step counts of the logical run as far as this history knows: its own and its finished children's."""
+        return {name: self.counts[name] + self.child_counts[name] for name in STATES}
+
     def snapshot(self, budget: int = QUERY_RETURNS_BUDGET, limit: int = LEGACY_LIMIT) -> list[dict[str, Any]]:
         """The first ``limit`` step records; returns beyond ``budget`` JSON bytes in all are replaced by a note.
 
@@ -150,14 +173,17 @@ class Tracker:
                 matched += 1
         end = offset + len(chosen)
         return StepsPage(steps=_bounded(chosen, budget), matched=matched, offset=offset,
-                         next_offset=end if end < matched else None, counts=dict(self.counts))
+                         next_offset=end if end < matched else None, counts=dict(self.counts),
+                         children=[dict(record) for record in self.children.values()
+                                   if _under(query.prefix, record["path"])])
 
     def _details(self) -> None:
         current = None
         if self.running:
             path = next(reversed(self.running))
             current = f"{self.running[path]} at {readable_path(path, self.root)}"
-        workflow.set_current_details(current_details(self.header, self.counts, current))
+        counts = self.totals() if self.children else self.counts
+        workflow.set_current_details(current_details(self.header, counts, current))
 
     # ------------------------------------------------------------------ runner and log
 
@@ -173,7 +199,7 @@ class Tracker:
 
     def log(self, path: str, message: str) -> None:
         workflow.logger.info("%s: %s", path or "workflow", message)
-        if self.mirror:
+        if self.mirror and path not in self.quiet:
             self._emit({"kind": "log", "workflow_id": self.workflow_id, "run_id": self.run_id,
                         "path": path, "message": message, "time": workflow.now().isoformat()})
 
@@ -214,6 +240,14 @@ def _selects(query: StepsQuery, record: dict[str, Any]) -> bool:
         return True
     path = record["path"]
     return path == prefix or path.startswith(prefix if prefix.endswith("/") else prefix + "/")
+
+
+def _under(prefix: str, path: str) -> bool:
+    """Whether a foreach at ``path`` is within a query for ``prefix`` (or holds it: its children may)."""
+    if not prefix:
+        return True
+    stem = prefix.rstrip("/")
+    return path == stem or path.startswith(stem + "/") or stem.startswith(path + "/")
 
 
 def _bounded(records, budget: int) -> list[dict[str, Any]]:

@@ -1,0 +1,139 @@
+"""Where a block is in a program, and what its body reads from outside: what a child workflow needs.
+
+A foreach whose iterations run in child workflows hands each child the
+block's *address* (the child loads the same pinned program and finds the
+block there) and the values of the outer steps the body reads. Both are
+derived from the compiled program alone, deterministically, and cached per
+program object (programs are never mutated once built).
+
+Address: ``<declaration>:<segments>``, segments joined by ``/``: ``b<i>`` an
+andThen block (of a declaration or of a step's tail), ``s<j>`` a step of a
+block, ``c<k>`` a case of a when block, ``catch`` a catch's block; e.g.
+``shop.Checkout:b0/s1/b0`` is the tail block of the second step of the
+workflow's first block.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+from .model import Block, FacetDecl, Program, Step
+
+
+class BlockNotFound(LookupError):
+    """An address that names no block of the program (a program other than the one the address was made in)."""
+
+
+@dataclass(frozen=True)
+class BodyReads:
+    """What a block's body reads from outside it: step names (in first-use order)."""
+
+    outer_steps: tuple[str, ...]
+
+
+@dataclass
+class _Index:
+    addresses: dict[int, str]  # id(block) → address
+    blocks: dict[str, Block]
+    reads: dict[int, BodyReads]
+
+
+_CACHE_SIZE = 8
+_cache: OrderedDict[int, tuple[Program, _Index]] = OrderedDict()
+_lock = threading.Lock()  # workflow activations run on several threads
+
+
+def _step_blocks(step: Step, prefix: str) -> Iterator[tuple[str, Block]]:
+    for index, block in enumerate(step.blocks):
+        yield from _blocks(block, f"{prefix}/b{index}")
+    if step.catch is not None:
+        yield from _blocks(step.catch.block, f"{prefix}/catch")
+
+
+def _blocks(block: Block, address: str) -> Iterator[tuple[str, Block]]:
+    """``block`` at ``address`` and every block nested in it, depth first."""
+    yield address, block
+    for index, step in enumerate(block.steps):
+        yield from _step_blocks(step, f"{address}/s{index}")
+    for index, case in enumerate(block.cases):
+        yield from _blocks(case.body, f"{address}/c{index}")
+
+
+def _decl_blocks(decl: FacetDecl) -> Iterator[tuple[str, Block]]:
+    for index, block in enumerate(decl.blocks):
+        yield from _blocks(block, f"{decl.qname}:b{index}")
+    if decl.catch is not None:
+        yield from _blocks(decl.catch.block, f"{decl.qname}:catch")
+
+
+def _index(program: Program) -> _Index:
+    key = id(program)
+    with _lock:
+        found = _cache.get(key)
+        if found is not None and found[0] is program:
+            _cache.move_to_end(key)
+            return found[1]
+    index = _Index({}, {}, {})
+    for qname in sorted(program.facets):
+        for address, block in _decl_blocks(program.facets[qname]):
+            index.addresses[id(block)] = address
+            index.blocks[address] = block
+    with _lock:
+        _cache[key] = (program, index)  # the program is held, so its id is not reused while cached
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return index
+
+
+def block_address(program: Program, block: Block) -> str:
+    """The address of ``block`` (an object of ``program``)."""
+    address = _index(program).addresses.get(id(block))
+    if address is None:
+        raise BlockNotFound("block is not part of this program")
+    return address
+
+
+def find_block(program: Program, address: str) -> Block:
+    block = _index(program).blocks.get(address)
+    if block is None:
+        raise BlockNotFound(f"the program has no block at {address!r}")
+    return block
+
+
+def _body_refs(block: Block, refs: list[str], defined: set[str]) -> None:
+    refs.extend(block.items_refs)
+    for step in block.steps:
+        defined.add(step.name)
+        refs.extend(step.refs)
+        for inner in step.blocks:
+            _body_refs(inner, refs, defined)
+        if step.catch is not None:
+            _body_refs(step.catch.block, refs, defined)
+    for item in block.yields:
+        refs.extend(item.refs)
+    for case in block.cases:
+        refs.extend(case.refs)
+        _body_refs(case.body, refs, defined)
+
+
+def body_reads(program: Program, block: Block) -> BodyReads:
+    """The steps outside ``block`` that its body (iterations, nested blocks, tails, catches) reads.
+
+    A foreach's own list is evaluated before the iterations and is not part of its body.
+    """
+    index = _index(program)
+    found = index.reads.get(id(block))
+    if found is not None:
+        return found
+    refs: list[str] = []
+    defined: set[str] = set()
+    for step in block.steps:
+        defined.add(step.name)
+    inner = block.model_copy(update={"items_refs": []})
+    _body_refs(inner, refs, defined)
+    reads = BodyReads(tuple(name for name in dict.fromkeys(refs) if name not in defined))
+    index.reads[id(block)] = reads
+    return reads

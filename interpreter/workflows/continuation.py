@@ -1,0 +1,140 @@
+"""Runs longer than one history: a memo of completed work, and continue-as-new when the history is long.
+
+The interpreter is deterministic given the results of its activities, so a
+run continued as new simply interprets the program again from the start
+with a *memo*: the result (or failure) of every handler, script and child
+workflow it completed so far, keyed by the step path (a child by its chunk).
+A memo hit resolves at once and schedules nothing; the first miss is where
+the run left off. So the run's identity (workflow id), its steps query and
+its mirror records continue as if it had never stopped: the re-run rebuilds
+the same step records, and records of steps restored from the memo are not
+mirrored again.
+
+When the history reaches ``RuntimeConfig.continue_after_events`` events the
+run *holds*: admission grants no new activity and no child starts, the
+activities and children in flight finish (their results join the memo),
+the mirror's records are sent, and once the run waits for nothing but what
+it holds back it continues as new with ``[inputs, Continuation]``: the memo
+(passed by reference by the payload codec once it is large), the mirror's
+record sequence, the first run's id and the pinned program hash and
+configuration, so the new run loads exactly the program and settings the
+run started with. A run that holds but finishes without needing more simply
+finishes.
+
+Everything here depends on history only (its length, results), so replay
+takes the same decisions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Coroutine, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from temporalio import workflow
+from temporalio.common import RawValue
+
+SCALE_PATCH = "ffl-scale"
+"""Patch introduced after release 0.2.0.dev0: child workflows for large foreach blocks, continue-as-new with a
+memo, handlers as local activities where the interpreter serves them. Runs started before it keep one history."""
+
+
+@dataclass
+class Continuation:
+    """What a run continued as new carries over (its second workflow argument)."""
+
+    memo: dict[str, Any] = field(default_factory=dict)
+    seq: int = 0
+    run_id: str = ""
+    program_hash: str = ""
+    config: dict[str, Any] = field(default_factory=dict)
+    runs: int = 1
+    """Runs of this logical run so far, this one included."""
+
+
+def continuation_of(args: Sequence[RawValue]) -> Continuation | None:
+    """The Continuation a run was continued with (its second argument), None for a run started afresh."""
+    if len(args) < 2:
+        return None
+    value = workflow.payload_converter().from_payload(args[1].payload, Continuation)
+    return value if isinstance(value, Continuation) else None
+
+
+class Memo:
+    """Completed results by key: ``restored`` from earlier runs of this logical run, ``fresh`` from this one."""
+
+    def __init__(self, restored: dict[str, Any] | None = None):
+        self.restored: dict[str, Any] = dict(restored or {})
+        self.fresh: dict[str, Any] = {}
+
+    def get(self, key: str) -> Any | None:
+        found = self.restored.get(key)
+        return found if found is not None else self.fresh.get(key)
+
+    def put(self, key: str, entry: Any) -> None:
+        self.fresh[key] = entry
+
+    def carried(self) -> dict[str, Any]:
+        return {**self.restored, **self.fresh}
+
+    def __len__(self) -> int:
+        return len(self.restored) + len(self.fresh)
+
+
+def result_entry(result: Any) -> dict[str, Any]:
+    return {"r": result}
+
+
+def failure_entry(message: str, error_type: str) -> dict[str, Any]:
+    return {"e": [message, error_type]}
+
+
+class Scale:
+    """A run's memo, its hold on new work past ``continue_after_events``, and what it has in flight."""
+
+    def __init__(self, events_limit: int, continued: Continuation | None = None):
+        self.events_limit = events_limit
+        self.continued = continued
+        self.memo = Memo(continued.memo if continued is not None else None)
+        self.children = 0  # child workflows in flight
+        self.held = 0  # coroutines waiting because the run holds
+        self.in_flight = lambda: 0  # activities in flight (the interpreter's admission)
+        self.admission_waiting = lambda: False
+
+    def holds(self) -> bool:
+        """Whether the run starts nothing new: its history has reached the limit."""
+        return workflow.info().get_current_history_length() >= self.events_limit
+
+    async def gate(self) -> None:
+        """Wait while the run holds (for good: the run then continues as new before this returns)."""
+        if not self.holds():
+            return
+        self.held += 1
+        try:
+            await workflow.wait_condition(lambda: False)
+        finally:
+            self.held -= 1
+
+    def drained(self) -> bool:
+        """Held, nothing in flight, and something waits for what the run holds back: time to continue."""
+        return (self.holds() and self.in_flight() == 0 and self.children == 0
+                and (self.held > 0 or self.admission_waiting()))
+
+    async def run(self, work: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
+        """Run ``work``; (True, its result) when it finished, (False, None) when the run must continue as new."""
+        task = asyncio.ensure_future(work)
+        try:
+            await workflow.wait_condition(lambda: task.done() or self.drained())
+        except asyncio.CancelledError:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
+            raise
+        if task.done():
+            return True, task.result()
+        return False, None
+
+    def carry(self, seq: int, run_id: str, program_hash: str, config: dict[str, Any]) -> Continuation:
+        runs = self.continued.runs + 1 if self.continued is not None else 2
+        return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
+                            config=config, runs=runs)

@@ -1,0 +1,28 @@
+"""Handlers as local activities: where the interpreter worker serves a facet in its own process.
+
+A chain of steps pays one server round trip per activity (schedule, poll,
+complete, next workflow task). When the interpreter worker itself serves a
+facet's handler (``ffl run``, or a worker given both the ``ffl`` queue and
+handlers, which pins them in ``RuntimeConfig.local_facets``), the step runs
+as a local activity of that worker instead: its result is recorded in the
+run's history as a marker when the workflow task completes, and the next
+step starts at once. ``RuntimeConfig.remote_facets`` opts a facet out
+(handlers that run long, heartbeat, or must run on another machine).
+"""
+
+from __future__ import annotations
+
+from temporalio import workflow
+
+_KEPT = ("start_to_close_timeout", "schedule_to_close_timeout", "retry_policy", "cancellation_type")
+"""Options of a handler's activity that a local activity keeps (queue, heartbeat and schedule-to-start do not apply)."""
+
+
+def local_options(options: workflow.ActivityConfig) -> workflow.LocalActivityConfig:
+    """The local-activity options of a handler, from the activity options built once for its facet."""
+    local = workflow.LocalActivityConfig()
+    for key in _KEPT:
+        value = options.get(key)
+        if value is not None:
+            local[key] = value  # type: ignore[literal-required]
+    return local
