@@ -1,0 +1,53 @@
+"""Continue-as-new with a memo: a run past its history limit goes on in a new run, seamlessly."""
+
+from __future__ import annotations
+
+from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowExecutionStatus
+
+from interpreter.program.config import RuntimeConfig
+
+from ..runtime.harness import FAST_RETRY, run_ffl
+
+
+def chain_source(length: int) -> str:
+    steps = ["        s0 = Inc(x = $.start)"]
+    steps += [f"        s{i} = Inc(x = s{i - 1}.y)" for i in range(1, length)]
+    return ("namespace chain {\n    event facet Inc(x: Long) => (y: Long)\n"
+            "    workflow Run(start: Long) => (y: Long, seen: Json) andThen {\n" + "\n".join(steps) +
+            f"\n        f = Inc(x = 0) andThen foreach v in [s3.y, s{length // 2}.y, s{length - 1}.y] {{\n"
+            "            g = Inc(x = $.v)\n            yield Run(seen = [g.y])\n        }\n"
+            f"        yield Run(y = s{length - 1}.y)\n    }}\n}}\n")
+
+
+def inc(payload: dict) -> dict:
+    return {"y": payload["x"] + 1}
+
+
+async def runs_of(client, workflow_id: str) -> list:
+    return [r async for r in client.list_workflows(f"WorkflowId = '{workflow_id}'")]
+
+
+async def test_a_long_chain_continues_as_new_and_keeps_results_in_order(temporal_client, tmp_path):
+    length = 100
+    config = RuntimeConfig(retry=FAST_RETRY, continue_after_events=200)
+    run = await run_ffl(temporal_client, chain_source(length), "chain.Run", {"start": 0}, handlers={"chain.Inc": inc},
+                        tmp_path=tmp_path, config=config, timeout=120)
+    assert run.error is None, run.message
+    assert run.result == {"y": length, "seen": [5, length // 2 + 2, length + 1]}
+    executions = await runs_of(temporal_client, run.handle.id)
+    statuses = sorted(e.status for e in executions)
+    assert statuses.count(WorkflowExecutionStatus.CONTINUED_AS_NEW) >= 2, statuses
+    # the last run's steps query answers every step of the logical run, each once
+    paths = [s["path"] for s in run.steps]
+    assert len(paths) == len(set(paths)) == length + 1 + 3
+    assert all(s["state"] == "completed" for s in run.steps)
+    # no handler ran twice: every activity id is scheduled in exactly one of the runs
+    scheduled: list[str] = []
+    for execution in executions:
+        history = await temporal_client.get_workflow_handle(run.handle.id, run_id=execution.run_id).fetch_history()
+        assert len(history.events) < 400
+        scheduled += [e.activity_task_scheduled_event_attributes.activity_id for e in history.events
+                      if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+                      and e.activity_task_scheduled_event_attributes.activity_type.name == "chain.Inc"]
+    assert len(scheduled) == len(set(scheduled)) == length + 1 + 3
