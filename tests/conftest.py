@@ -38,15 +38,27 @@ def temporal_service() -> Iterator[LocalService]:
 
 
 @pytest.fixture(scope="session")
-async def temporal_client(temporal_service: LocalService) -> AsyncIterator[object]:
+def value_store(tmp_path_factory: pytest.TempPathFactory):
+    """The directory value store the test client's codec keeps large values in."""
+    from interpreter.activities.value_store import DirectoryValueStore
+
+    return DirectoryValueStore(tmp_path_factory.mktemp("values"))
+
+
+@pytest.fixture(scope="session")
+async def temporal_client(temporal_service: LocalService, value_store) -> AsyncIterator[object]:
+    """A client whose data converter stores large values by reference, as every client of the project does."""
     import asyncio
 
     from temporalio.client import Client
 
+    from interpreter.activities.value_codec import value_converter
+
+    converter = value_converter(value_store)
     # A freshly started dev server listens before its frontend is healthy: retry briefly.
     for attempt in range(60):
         try:
-            client = await Client.connect(temporal_service.address)
+            client = await Client.connect(temporal_service.address, data_converter=converter)
             break
         except RuntimeError:
             if attempt == 59:

@@ -158,22 +158,30 @@ def server_error_line(error: BaseException, address: str) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-async def connect(options: ConnectOptions, retry_for: float = 0.0):
+async def connect(options: ConnectOptions, retry_for: float = 0.0, *, mongo_uri: str | None = None):
     """A connected ``temporalio.client.Client``, or ``ConnectionFailed`` with a one-line reason.
 
     ``retry_for`` seconds of retries cover a server that is still starting
-    (a fresh dev server listens before its frontend is healthy).
+    (a fresh dev server listens before its frontend is healthy). Its data
+    converter stores large values by reference (activities/value_codec.py): in
+    GridFS of ``mongo_uri`` (else ``$MONGODB_URI``) unless ``$FFL_VALUE_STORE``
+    names the shared directory, which is the default without MongoDB.
     """
     import asyncio
+    import os
 
     from temporalio.client import Client
 
+    from ..activities.value_codec import value_converter
+
+    converter = value_converter(mongo_uri=mongo_uri or os.environ.get("MONGODB_URI"))
     tls = tls_config(options)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + retry_for
     while True:
         try:
-            return await Client.connect(options.address, namespace=options.namespace, tls=tls, api_key=options.api_key)
+            return await Client.connect(options.address, namespace=options.namespace, tls=tls, api_key=options.api_key,
+                                        data_converter=converter)
         except RuntimeError as exc:
             if loop.time() >= deadline:
                 raise ConnectionFailed(options.address, explain_connect_error(exc)) from None

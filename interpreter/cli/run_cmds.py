@@ -291,7 +291,8 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         if env.mirror:
             await _publish_to_mirror(program, env.mirror)
         try:
-            client = await _unless_stopped(connect(env.options, retry_for=30.0 if env.embedded else 0.0), stop)
+            client = await _unless_stopped(connect(env.options, retry_for=30.0 if env.embedded else 0.0,
+                                                   mongo_uri=env.mirror), stop)
             config = await with_search_attributes(client, env.options.namespace, config, _err)
         except Interrupted:
             _err("ffl: interrupted before the run started")

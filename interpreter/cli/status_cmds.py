@@ -78,7 +78,7 @@ def _write(text: str, output: str | None) -> None:
 
 async def _show(args: argparse.Namespace) -> int:
     options = options_from_args(args)
-    client = await connect(options)
+    client = await connect(options, mongo_uri=getattr(args, "mongo", None))
     handle = await find_handle(client, args.id)
     graph = getattr(args, "graph", None)
     live = None

@@ -166,7 +166,7 @@ async def serve(args: argparse.Namespace) -> int:
         mirror = open_mirror(mongo_uri, store, [queue], registry.names(queue=queue, overrides=config.queues),
                              "interpreter" if interpreter else "worker")  # fmt: skip
     try:
-        client = await connect(options, retry_for=args.connect_timeout)
+        client = await connect(options, retry_for=args.connect_timeout, mongo_uri=mongo_uri)
         if interpreter:  # runs upsert FFL's search attributes only where they are registered
             config = await with_search_attributes(client, options.namespace, config,
                                                   lambda text: print(f"ffl worker: {text}", file=sys.stderr))

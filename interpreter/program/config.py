@@ -84,6 +84,9 @@ class RuntimeConfig(BaseModel):
     continue_after_events: int = Field(default=8000, ge=200, le=40000)
     """History events after which a run stops admitting activities, lets those in flight finish and continues
     as new with a memo of the results so far (a history that long replays in about two seconds)."""
+    max_value_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
+    """Bytes of JSON one value (a step's arguments, a workflow's returns) may have; values over the codec's
+    threshold travel by reference, but every worker that reads one holds it in memory."""
     local_facets: list[str] = Field(default_factory=list)
     """Facets whose handlers the interpreter worker serves in its own process (set by the worker, not by hand):
     they run as local activities, without a server round trip per step."""

@@ -100,10 +100,10 @@ class FFLWorkflow:
                     await self.drain_mirror(flusher)
                     workflow.continue_as_new(args=[inputs, scale.carry(self.tracker.seq, self.tracker.run_id,
                                                                        program_hash, config.model_dump(mode="json"))])
-            size = oversize(returns)
+            size = oversize(returns, interpreter.value_limit)
             if size is not None:
-                raise ApplicationError(f"workflow '{name}': {too_large('returns', size)}", type="PayloadTooLarge",
-                                       non_retryable=True)
+                raise ApplicationError(f"workflow '{name}': {too_large('returns', size, interpreter.value_limit)}",
+                                       type="PayloadTooLarge", non_retryable=True)
         except asyncio.CancelledError:
             # Cancellation with cleanup: in-flight activities were asked to cancel; record the
             # run as cancelled and send the mirror's last records before ending as cancelled.

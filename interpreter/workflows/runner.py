@@ -50,7 +50,7 @@ from .arguments import Arguments
 from .boundaries import check_nesting, check_returns, timeout_message
 from .children import Children
 from .continuation import Scale, failure_entry, result_entry
-from .limits import oversize, too_large
+from .limits import PAYLOAD_LIMIT, oversize, too_large
 from .local import local_options
 from .options import ActivityOptions, dispatched
 from .schedule import FOREACH_WINDOW, dataflow, windowed
@@ -81,6 +81,7 @@ class Interpreter:
         self.scale = scale
         self.children = Children(self, scale, seq_base) if scale is not None else None
         self.depth_base = 0  # steps enclosing this history's interpretation (a child's foreach)
+        self.value_limit = config.max_value_bytes if scale is not None else PAYLOAD_LIMIT  # by reference since the patch
         self.program = program
         self.config = config
         self.tracker = tracker
@@ -446,9 +447,9 @@ class Interpreter:
         The one place a handler is called: its options were built when the program loaded.
         """
         facet = decl.qname
-        size = oversize(args)
+        size = oversize(args, self.value_limit)
         if size is not None:
-            raise StepFailure(path, facet, too_large("arguments", size), "PayloadTooLarge")
+            raise StepFailure(path, facet, too_large("arguments", size, self.value_limit), "PayloadTooLarge")
         options = self.options.facet(facet)
         hit = self.scale.memo.get(path) if self.scale is not None else None
         if hit is not None:  # scale hook: a continued run's memo answers without scheduling anything
@@ -498,9 +499,10 @@ class Interpreter:
         """Scripts never run in the workflow: RunScript runs them on the interpreter queue, found by id."""
         if script is None:
             return {}
-        size = oversize(params)
+        size = oversize(params, self.value_limit)
         if size is not None:
-            raise StepFailure(path, owner or "script", too_large("script parameters", size), "PayloadTooLarge")
+            raise StepFailure(path, owner or "script", too_large("script parameters", size, self.value_limit),
+                              "PayloadTooLarge")
         hit = self.scale.memo.get(path) if self.scale is not None else None
         if hit is not None:  # scale hook: from a continued run's memo
             result = self.recalled(hit, path, owner or "script")

@@ -191,15 +191,17 @@ async def _echo(payload: dict) -> dict:
     return {"text": payload["text"]}
 
 
-async def test_step_arguments_over_the_payload_limit_fail_the_step_instead_of_hanging(temporal_client, tmp_path):
+async def test_step_arguments_over_the_value_limit_fail_the_step_instead_of_hanging(temporal_client, tmp_path):
+    config = RuntimeConfig(retry=FAST_RETRY, max_value_bytes=2_000_000)
     run = await run_ffl(temporal_client, _BIG, "scale.Caught", handlers={"scale.Big": _big, "scale.Echo": _echo},
-                        tmp_path=tmp_path, timeout=30)
+                        tmp_path=tmp_path, config=config, timeout=30)
     assert run.error is None, run.message
     assert run.result == {"kind": "PayloadTooLarge"}
 
 
-async def test_workflow_returns_over_the_payload_limit_fail_the_run_instead_of_hanging(temporal_client, tmp_path):
+async def test_workflow_returns_over_the_value_limit_fail_the_run_instead_of_hanging(temporal_client, tmp_path):
+    config = RuntimeConfig(retry=FAST_RETRY, max_value_bytes=2_000_000)
     run = await run_ffl(temporal_client, _BIG, "scale.Huge", handlers={"scale.Big": _big, "scale.Echo": _echo},
-                        tmp_path=tmp_path, timeout=30)
+                        tmp_path=tmp_path, config=config, timeout=30)
     assert run.error is not None and run.error_type == "PayloadTooLarge"
-    assert "returns are" in run.message and "2097152" in run.message
+    assert "returns are" in run.message and "at most 2000000 bytes" in run.message

@@ -1,0 +1,150 @@
+"""Where large values live outside Temporal's history: content-addressed blobs, written once.
+
+One small interface (``ValueStore``: ``put``/``get``/``has`` by sha256) with
+two stores: a directory every worker and client shares (``$FFL_VALUE_STORE``,
+default ``~/.ffl/values``) and MongoDB GridFS (the mirror's database) when a
+MongoDB URI is configured. A blob's name is the sha256 of its bytes, so
+writing the same value again (a replay, a retry, another run) finds it
+already there and writes nothing; reading verifies the digest, so a damaged
+blob is an error, never a wrong value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+from typing import Protocol
+
+from .private_files import private_dir
+
+STORE_ENV = "FFL_VALUE_STORE"
+"""Directory of the shared value store (when no MongoDB URI is configured)."""
+
+
+class ValueMissing(LookupError):
+    """A reference whose value is in no store this process can read (another machine's directory?)."""
+
+
+class ValueDamaged(ValueError):
+    """A stored value whose bytes no longer hash to its name."""
+
+
+class ValueStore(Protocol):
+    def has(self, digest: str) -> bool: ...
+
+    def put(self, digest: str, data: bytes) -> bool:
+        """Store ``data`` under ``digest`` unless it is there; True when this call wrote it."""
+        ...
+
+    def get(self, digest: str) -> bytes:
+        """The bytes stored under ``digest``: ValueMissing when absent, ValueDamaged when they do not match it."""
+        ...
+
+    def describe(self) -> str: ...
+
+
+def digest_of(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def checked(digest: str, data: bytes) -> bytes:
+    if digest_of(data) != digest:
+        raise ValueDamaged(f"stored value {digest} has been altered (its bytes no longer have that hash)")
+    return data
+
+
+def default_root() -> Path:
+    root = os.environ.get(STORE_ENV)
+    return Path(root) if root else Path.home() / ".ffl" / "values"
+
+
+class DirectoryValueStore:
+    """Blobs as files ``<root>/<first two hex digits>/<digest>``, owner-only, written atomically."""
+
+    def __init__(self, root: str | Path | None = None):
+        self.root = Path(root) if root is not None else default_root()
+
+    def _path(self, digest: str) -> Path:
+        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+            raise ValueMissing(f"not a value reference: {digest!r}")
+        return self.root / digest[:2] / digest
+
+    def has(self, digest: str) -> bool:
+        return self._path(digest).exists()
+
+    def put(self, digest: str, data: bytes) -> bool:
+        path = self._path(digest)
+        if path.exists():
+            return False
+        private_dir(path.parent)
+        fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.replace(temp, path)
+        except BaseException:
+            Path(temp).unlink(missing_ok=True)
+            raise
+        return True
+
+    def get(self, digest: str) -> bytes:
+        try:
+            data = self._path(digest).read_bytes()
+        except FileNotFoundError:
+            raise ValueMissing(f"value {digest} is not in the value store {self.root} (set {STORE_ENV} to the "
+                               "directory the workers share)") from None
+        return checked(digest, data)
+
+    def describe(self) -> str:
+        return f"directory {self.root}"
+
+
+class GridFSValueStore:
+    """Blobs in MongoDB GridFS (bucket ``ffl_values`` of the mirror's database), ``_id`` = digest."""
+
+    BUCKET = "ffl_values"
+
+    def __init__(self, uri: str, database: str | None = None):
+        import gridfs
+        from pymongo import MongoClient
+
+        from .mirror.writer import database_from_uri
+
+        self.client = MongoClient(uri, serverSelectionTimeoutMS=10_000)
+        self.database = database_from_uri(uri, database)
+        self.fs = gridfs.GridFS(self.client[self.database], collection=self.BUCKET)
+
+    def has(self, digest: str) -> bool:
+        return self.fs.exists(digest)
+
+    def put(self, digest: str, data: bytes) -> bool:
+        import gridfs.errors
+
+        if self.fs.exists(digest):
+            return False
+        try:
+            self.fs.put(data, _id=digest, filename=digest)
+        except gridfs.errors.FileExists:  # another worker wrote it meanwhile
+            return False
+        return True
+
+    def get(self, digest: str) -> bytes:
+        import gridfs.errors
+
+        try:
+            return checked(digest, self.fs.get(digest).read())
+        except gridfs.errors.NoFile:
+            raise ValueMissing(f"value {digest} is not in GridFS bucket {self.BUCKET} of database "
+                               f"{self.database}") from None
+
+    def describe(self) -> str:
+        return f"MongoDB GridFS {self.database}.{self.BUCKET}"
+
+
+def open_value_store(mongo_uri: str | None = None, root: str | Path | None = None) -> ValueStore:
+    """GridFS of ``mongo_uri`` when given (and no directory is asked for), else the shared directory."""
+    if root is None and mongo_uri and not os.environ.get(STORE_ENV):
+        return GridFSValueStore(mongo_uri)
+    return DirectoryValueStore(root)
