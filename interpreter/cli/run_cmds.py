@@ -230,6 +230,10 @@ async def _publish_to_mirror(program: Program, uri: str) -> None:
         _err(f"warning: program not stored in the mirror's flows: {exc}")
 
 
+RUN_ACTIVITY_SLOTS = 500
+"""Handler activities each in-process worker of ``ffl run`` takes at once (the SDK's default of 100 would cap a
+foreach of slow handlers at 100 wide)."""
+
 SHUTDOWN_GRACE = 2.0
 """Seconds a handler still running when ``ffl run`` ends (Ctrl-C) may take before it is cancelled."""
 
@@ -319,9 +323,11 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         allow_scripts = args.allow_scripts or env.embedded
         workers = [build_worker(client, queue, registry, store=env.store, config=config, interpreter=True,
                                 mirror=mirror.writer if mirror else None, listeners=listeners,
-                                shutdown_grace=SHUTDOWN_GRACE, allow_scripts=allow_scripts)]  # fmt: skip
+                                shutdown_grace=SHUTDOWN_GRACE, allow_scripts=allow_scripts,
+                                max_concurrent_activities=RUN_ACTIVITY_SLOTS)]  # fmt: skip
         workers += [build_worker(client, q, registry, config=config, listeners=listeners,
-                                 shutdown_grace=SHUTDOWN_GRACE) for q in queues]
+                                 shutdown_grace=SHUTDOWN_GRACE, max_concurrent_activities=RUN_ACTIVITY_SLOTS)
+                    for q in queues]
         tasks = [asyncio.create_task(w.run()) for w in workers]
         for task in tasks:
             task.add_done_callback(_consume)

@@ -70,6 +70,7 @@ def build_worker(
     shutdown_grace: float = 10.0,
     interpreter: bool | None = None,
     allow_scripts: bool = False,
+    max_concurrent_activities: int | None = None,
 ):
     """A Worker for ``queue``: handlers always; as interpreter also the workflow and its activities.
 
@@ -77,7 +78,11 @@ def build_worker(
     become the facets' start-to-close timeouts in the runs this interpreter
     loads (pinned with the program), and are enforced by the handler activity
     itself, unless ``config.facet_retry`` sets a facet's timeout.
-    FFL scripts run only with ``allow_scripts``.
+    FFL scripts run only with ``allow_scripts``. An interpreter that serves
+    handlers itself runs them as local activities (pinned as
+    ``local_facets``; ``config.remote_facets`` opts facets out): every
+    interpreter worker of a deployment must then load the same handlers.
+    ``max_concurrent_activities`` is the SDK's slot count (100 unless given).
     """
     from temporalio.worker import Worker
 
@@ -95,6 +100,8 @@ def build_worker(
         if store is None:
             raise ValueError(f"the {INTERPRETER_QUEUE} queue needs a program store")
         pinned = config.with_handler_timeouts(registry.timeouts())
+        if registry.names() and not pinned.local_facets:
+            pinned = pinned.model_copy(update={"local_facets": sorted(registry.names())})
         activities = build_interpreter_activities(store, pinned, mirror, allow_scripts=allow_scripts) + activities
         workflows = [FFLWorkflow]
         runner = {"workflow_runner": workflow_runner()}
@@ -105,6 +112,7 @@ def build_worker(
         activities=activities,
         activity_executor=ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"ffl-act-{queue}"),
         graceful_shutdown_timeout=timedelta(seconds=shutdown_grace),
+        **({"max_concurrent_activities": max_concurrent_activities} if max_concurrent_activities else {}),
         **runner,
     )
 
@@ -120,6 +128,9 @@ def add_worker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--registry", help="program registry directory (env FFL_REGISTRY, default ~/.ffl/registry)")
     parser.add_argument("--mongo", help="MongoDB URI for programs and the mirror (env MONGODB_URI)")
     parser.add_argument("--config", help="runtime configuration JSON (retry, facet_retry, queues, mirror)")
+    parser.add_argument("--max-concurrent-activities", type=int, metavar="N",
+                        help="handler activities this worker runs at once (the SDK's default: 100); a foreach runs "
+                        "as wide as its workers take it")
     parser.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to retry connecting at start")
     parser.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds running handlers get on shutdown")
     parser.add_argument("--allow-scripts", action="store_true",
@@ -173,7 +184,7 @@ async def serve(args: argparse.Namespace) -> int:
         worker = build_worker(
             client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace,
             interpreter=interpreter, mirror=mirror.writer if mirror else None, allow_scripts=args.allow_scripts,
-            listeners=[mirror.listener] if mirror else (),
+            listeners=[mirror.listener] if mirror else (), max_concurrent_activities=args.max_concurrent_activities,
         )  # fmt: skip
         return await _serve_until_signal(worker, queue, _describe(queue, registry, config, options, store, mirror,
                                                                         args.allow_scripts))

@@ -81,7 +81,7 @@ class RuntimeConfig(BaseModel):
     """Iterations one child workflow runs: its history holds their activities, so it stays small to replay."""
     children_in_flight: int = Field(default=10, ge=1, le=1000)
     """Child workflows of one foreach running at once; the next starts as one finishes."""
-    continue_after_events: int = Field(default=8000, ge=200, le=40000)
+    continue_after_events: int = Field(default=8000, ge=100, le=40000)
     """History events after which a run stops admitting activities, lets those in flight finish and continues
     as new with a memo of the results so far (a history that long replays in about two seconds)."""
     max_value_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)

@@ -101,10 +101,27 @@ class Scale:
         self.held = 0  # coroutines waiting because the run holds
         self.in_flight = lambda: 0  # activities in flight (the interpreter's admission)
         self.admission_waiting = lambda: False
+        self._local_task = -1  # history length of the workflow task local activities are counted in
+        self._local_done = 0
 
     def holds(self) -> bool:
-        """Whether the run starts nothing new: its history has reached the limit."""
-        return workflow.info().get_current_history_length() >= self.events_limit
+        """Whether the run starts nothing new: its history has reached the limit (and it has done some work,
+        so a continued run always gets further than the one before).
+
+        Local activities finished in the current workflow task count too: their markers join the history
+        only when the task completes, and a chain of them may run in one task."""
+        if not self.memo.fresh:
+            return False
+        length = workflow.info().get_current_history_length()
+        local = self._local_done if self._local_task == length else 0
+        return length + local >= self.events_limit
+
+    def local_done(self) -> None:
+        """A local activity finished: one marker event more once this workflow task completes."""
+        length = workflow.info().get_current_history_length()
+        if length != self._local_task:
+            self._local_task, self._local_done = length, 0
+        self._local_done += 1
 
     async def gate(self) -> None:
         """Wait while the run holds (for good: the run then continues as new before this returns)."""

@@ -479,9 +479,16 @@ class Interpreter:
         """The handler's activity: a local activity where the interpreter worker serves it (scale hook), else one
         on the facet's queue."""
         if self.scale is not None and self.config.runs_locally(facet):
-            return workflow.execute_local_activity(facet, args, activity_id=path, summary=summary,
-                                                   **local_options(options))
+            return self.execute_local(facet, args, path, summary, options)
         return workflow.execute_activity(facet, args, activity_id=path, summary=summary, **options)
+
+    async def execute_local(self, facet: str, args: dict[str, Any], path: str, summary: str,
+                            options: workflow.ActivityConfig) -> Any:
+        try:
+            return await workflow.execute_local_activity(facet, args, activity_id=path, summary=summary,
+                                                         **local_options(options))
+        finally:
+            self.scale.local_done()
 
     def remember(self, key: str, entry: dict[str, Any]) -> None:
         if self.scale is not None:

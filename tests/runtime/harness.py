@@ -100,11 +100,12 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
                   config: RuntimeConfig | None = None, task_queue: str | None = None,
                   timeout: float = 20.0, memo: Mapping[str, Any] | None = None,
                   keep_queues: bool = False, mirror: object | None = None,
-                  handler_slots: int | None = None,
+                  handler_slots: int | None = None, local: bool = False,
                   inspect: Callable[[WorkflowHandle], Awaitable[Any]] | None = None) -> FFLRun:
     """Compile, publish and run ``workflow`` with ``inputs``; never raises on workflow failure.
 
     ``handler_slots`` sets the handler worker's concurrent activities (the SDK's default is 100);
+    ``local`` has the interpreter worker serve the handlers too, as local activities (as ``ffl run`` does);
     ``inspect(handle)`` runs once the run ended, while the workers still answer queries
     (its result in ``FFLRun.inspected``).
     """
@@ -116,9 +117,13 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
     if not keep_queues:
         config = isolated_config(program, handler_queue, config)
     config = config or RuntimeConfig(retry=FAST_RETRY)
-    interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
-                         activities=build_interpreter_activities(store, config, mirror, allow_scripts=True))
     registry = registry_of(handlers)
+    served: list = []
+    if local:
+        config = config.model_copy(update={"local_facets": registry.names()})
+        served = [build_handler_activity(registry, queue)]
+    interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
+                         activities=build_interpreter_activities(store, config, mirror, allow_scripts=True) + served)
     handler_worker = Worker(client, task_queue=handler_queue, activities=[build_handler_activity(registry, handler_queue)],
                             max_concurrent_activities=handler_slots)
     async with interpreter, handler_worker:

@@ -51,3 +51,24 @@ async def test_a_long_chain_continues_as_new_and_keeps_results_in_order(temporal
                       if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
                       and e.activity_task_scheduled_event_attributes.activity_type.name == "chain.Inc"]
     assert len(scheduled) == len(set(scheduled)) == length + 1 + 3
+
+
+async def test_handlers_served_by_the_interpreter_run_as_local_activities_and_the_chain_continues(
+        temporal_client, tmp_path):
+    length = 150
+    config = RuntimeConfig(retry=FAST_RETRY, continue_after_events=120)
+    run = await run_ffl(temporal_client, chain_source(length), "chain.Run", {"start": 0}, handlers={"chain.Inc": inc},
+                        tmp_path=tmp_path, config=config, timeout=120, local=True)
+    assert run.error is None, run.message
+    assert run.result == {"y": length, "seen": [5, length // 2 + 2, length + 1]}
+    executions = await runs_of(temporal_client, run.handle.id)
+    assert len(executions) >= 2
+    markers = scheduled = 0
+    for execution in executions:
+        history = await temporal_client.get_workflow_handle(run.handle.id, run_id=execution.run_id).fetch_history()
+        markers += sum(e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED for e in history.events)
+        scheduled += sum(e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED
+                         and e.activity_task_scheduled_event_attributes.activity_type.name == "chain.Inc"
+                         for e in history.events)
+    assert scheduled == 0  # no handler went through the server's task queues
+    assert markers >= length + 1 + 3  # each local activity's result is a marker (patch markers beside them)
