@@ -29,6 +29,7 @@ from temporalio import activity
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, CancelledError
 
+from ..program.constants import RUN_IDENTITY_KEY
 from .handler_calls import SyncCalls, encode_returns
 from .handlers import HandlerRegistry, NonRetryableError, is_async_handler
 from .listeners import TaskEvent, TaskListener, notify_task
@@ -82,11 +83,12 @@ def build_handler_activity(
         converter = activity.payload_converter()
         raw = converter.from_payload(args[0].payload, dict) if args else {}
         step_args = dict(raw or {})
+        workflow_id, run_id = logical_run(step_args, info)
 
         def task_event(state: str, **more: Any) -> TaskEvent:
             return TaskEvent(
-                workflow_id=info.workflow_id or "",
-                run_id=info.workflow_run_id or "",
+                workflow_id=workflow_id,
+                run_id=run_id,
                 activity_id=info.activity_id,
                 facet=facet,
                 queue=queue,
@@ -118,7 +120,7 @@ def build_handler_activity(
             else:  # the SDK's async-activity heartbeat must be called on the event loop
                 loop.call_soon_threadsafe(lambda: activity.heartbeat(*details), context=loop_context)
 
-        identity = TaskIdentity(info.workflow_id or "", info.workflow_run_id or "", info.activity_id, facet, queue,
+        identity = TaskIdentity(workflow_id, run_id, info.activity_id, facet, queue,
                                 info.attempt)  # fmt: skip
         payload = HandlerPayload(step_args, build_extras(identity, registration.metadata, listeners, send_heartbeat,
                                                          activity.logger))  # fmt: skip
@@ -151,6 +153,15 @@ def build_handler_activity(
         return encoded
 
     return run_handler
+
+
+def logical_run(step_args: dict[str, Any], info: activity.Info) -> tuple[str, str]:
+    """(workflow id, run id) the step's records belong to: the logical run's, which a child workflow or a run
+    continued as new names in its arguments (removed here, so the handler never sees it)."""
+    named = step_args.pop(RUN_IDENTITY_KEY, None)
+    if isinstance(named, list) and len(named) == 2 and all(isinstance(part, str) for part in named):
+        return named[0], named[1]
+    return info.workflow_id or "", info.workflow_run_id or ""
 
 
 def _timeout(facet: str, limit: float | None, exc: BaseException) -> ApplicationError:

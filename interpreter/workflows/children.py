@@ -140,7 +140,7 @@ class Children:
         self.interpreter = interpreter
         self.scale = scale
         self.seq_base = seq_base
-        self.started = 0
+        self.running: set[asyncio.Task] = set()  # tasks awaiting a child workflow
 
     def wanted(self, count: int) -> bool:
         return count > self.interpreter.config.child_threshold
@@ -177,7 +177,12 @@ class Children:
                 raise result.failure.raised()
             return [[(target, fields) for target, fields in writes] for writes in result.writes]
 
-        results = await windowed(len(bounds), chunk, config.children_in_flight)
+        try:
+            results = await windowed(len(bounds), chunk, config.children_in_flight)
+        except asyncio.CancelledError:
+            # The run is cancelled: its children are asked to cancel too; wait until they have closed.
+            await asyncio.gather(*self.running, return_exceptions=True)
+            raise
         return [writes for chunk_writes in results for writes in chunk_writes]
 
     def seq_of(self, index: int) -> int:
@@ -194,6 +199,9 @@ class Children:
             child_id = f"{request.root_id}/{key}"
             tracker.child(key, child_id, request.path, first, last, "running")
             self.scale.children += 1
+            task = asyncio.current_task()
+            if task is not None:
+                self.running.add(task)
             try:
                 result = await workflow.execute_child_workflow(
                     CHUNK_WORKFLOW, request, id=child_id, task_queue=workflow.info().task_queue,
@@ -212,6 +220,7 @@ class Children:
                                   getattr(cause, "type", None) or type(cause or err).__name__) from err
             finally:
                 self.scale.children -= 1
+                self.running.discard(task)
             memo.put(key, result)
         else:
             result = hit if isinstance(hit, ChunkResult) else ChunkResult.restored(hit)

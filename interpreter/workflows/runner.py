@@ -39,7 +39,7 @@ from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
-    from interpreter.program.constants import RUN_SCRIPT_ACTIVITY
+    from interpreter.program.constants import RUN_IDENTITY_KEY, RUN_SCRIPT_ACTIVITY
     from interpreter.program.display import activity_summary, script_summary, short_name, step_text
     from interpreter.program.evaluate import EvaluationError, evaluate
     from interpreter.program.model import Block, Catch, FacetDecl, Program, Script, Step, Yield
@@ -88,6 +88,10 @@ class Interpreter:
         self.options = options
         self.arguments = Arguments(program)
         self.admission = Admission.from_config(config, options.tick)
+        info = workflow.info()
+        # A child or a continued run's mirrored handlers report under the logical run's identity (dispatch.py).
+        self.identity = [tracker.workflow_id, tracker.run_id] if scale is not None and config.mirror and (
+            tracker.workflow_id, tracker.run_id) != (info.workflow_id, info.run_id) else None
         if scale is not None:  # scale hook: hold new work past the history limit, know what is in flight
             self.admission.hold = scale.holds
             scale.in_flight = lambda: self.admission.in_flight
@@ -478,6 +482,8 @@ class Interpreter:
                 options: workflow.ActivityConfig) -> Awaitable[Any]:
         """The handler's activity: a local activity where the interpreter worker serves it (scale hook), else one
         on the facet's queue."""
+        if self.identity is not None:
+            args = {**args, RUN_IDENTITY_KEY: self.identity}
         if self.scale is not None and self.config.runs_locally(facet):
             return self.execute_local(facet, args, path, summary, options)
         return workflow.execute_activity(facet, args, activity_id=path, summary=summary, **options)

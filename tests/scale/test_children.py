@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import asyncio
+
+from temporalio import activity
 from temporalio.api.enums.v1 import EventType
+from temporalio.client import WorkflowExecutionStatus
+from temporalio.exceptions import CancelledError
 
 from interpreter.program.config import RuntimeConfig
+from interpreter.program.queries import StepsPage, StepsQuery
 
 from ..runtime.harness import FAST_RETRY, run_ffl
+from ..runtime.test_workflow_runtime import ListSink
 
 FAN = """namespace fan {
     event facet Add(x: Long, y: Long) => (sum: Long)
@@ -45,3 +52,124 @@ async def test_foreach_over_the_threshold_runs_in_children_and_keeps_item_order(
     wid = run.handle.id
     assert ids == [f"{wid}/b0/all/b0/foreach[0-2]", f"{wid}/b0/all/b0/foreach[3-5]",
                    f"{wid}/b0/all/b0/foreach[6-8]", f"{wid}/b0/all/b0/foreach[9-9]"]
+
+
+NESTED = """namespace nest {
+    event facet Mul(x: Long, y: Long) => (p: Long)
+    workflow Grid(rows: Json, cols: Json) => (cells: Json) andThen foreach r in $.rows {
+        row = Mul(x = $.r, y = 1) andThen foreach c in $.cols {
+            cell = Mul(x = $.r, y = $.c)
+            yield Grid(cells = [cell.p])
+        }
+    }
+}
+"""
+
+
+def mul(payload: dict) -> dict:
+    return {"p": payload["x"] * payload["y"]}
+
+
+async def test_nested_foreach_fans_out_from_children_into_grandchildren(temporal_client, tmp_path):
+    rows, cols = list(range(1, 6)), list(range(1, 7))
+    sink = ListSink()
+    run = await run_ffl(temporal_client, NESTED, "nest.Grid", {"rows": rows, "cols": cols}, handlers={"nest.Mul": mul},
+                        tmp_path=tmp_path, config=small(mirror=True), mirror=sink, timeout=90,
+                        inspect=lambda handle: handle.query("steps", StepsQuery(limit=1000), result_type=StepsPage))
+    assert run.error is None, run.message
+    assert run.result == {"cells": [r * c for r in rows for c in cols]}
+    top = await child_ids(run.handle)
+    assert len(top) == 2  # 5 rows in chunks of 3
+    grandchildren = []
+    for child in top:
+        grandchildren += await child_ids(temporal_client.get_workflow_handle(child))
+    assert len(grandchildren) == 5 * 2  # each row's 6 columns in chunks of 3
+    assert f"{run.handle.id}/b0/foreach[4]/row/b0/foreach[3-5]" in grandchildren
+    page = run.inspected
+    assert [c["workflow_id"] for c in page.children] == top
+    assert sum(c["counts"]["completed"] for c in page.children) == 5 + 30  # every row and cell, nested ones too
+    # the mirror sees one logical run: every step record under the root run's identity, none twice completed
+    steps = [r for r in sink.records if r["kind"] == "step" and r["state"] == "completed" and r["facet"] == "nest.Mul"]
+    assert {(r["workflow_id"], r["run_id"]) for r in steps} == {(run.handle.id, run.handle.result_run_id)}
+    assert len(steps) == len({r["path"] for r in steps}) == 35
+    tasks = [r for r in sink.records if r["kind"] == "task"]
+    assert {r["workflow_id"] for r in tasks} == {run.handle.id}
+
+
+FAILING = """namespace failing {
+    event facet Check(n: Long) => (n: Long)
+    workflow Run(items: Json) => (out: Json, error: String) andThen {
+        all = Check(n = 0) andThen foreach n in $.items {
+            c = Check(n = $.n)
+            yield Run(out = [c.n])
+        } catch {
+            yield Run(error = all.error)
+        }
+    }
+    workflow Plain(items: Json) => (out: Json) andThen foreach n in $.items {
+        c = Check(n = $.n)
+        yield Plain(out = [c.n])
+    }
+}
+"""
+
+
+def check(payload: dict) -> dict:
+    if payload["n"] == 7:
+        raise ValueError("seven is not allowed")
+    return {"n": payload["n"]}
+
+
+async def test_a_failing_iteration_in_a_child_fails_its_step_with_the_same_message(temporal_client, tmp_path):
+    items = list(range(10))
+    caught = await run_ffl(temporal_client, FAILING, "failing.Run", {"items": items},
+                           handlers={"failing.Check": check}, tmp_path=tmp_path, config=small(), timeout=60)
+    assert caught.error is None, caught.message
+    assert caught.result["error"] == "seven is not allowed"
+    plain = await run_ffl(temporal_client, FAILING, "failing.Plain", {"items": items},
+                          handlers={"failing.Check": check}, tmp_path=tmp_path, config=small(), timeout=60)
+    one_history = await run_ffl(temporal_client, FAILING, "failing.Plain", {"items": items},
+                                handlers={"failing.Check": check}, tmp_path=tmp_path, timeout=60)
+    assert plain.error is not None and one_history.error is not None
+    assert str(plain.error.cause) == str(one_history.error.cause)
+    assert "step 'b0/foreach[7]/c' (failing.Check) failed: ValueError: seven is not allowed" in str(plain.error.cause)
+
+
+HOLD = """namespace hold {
+    event facet Wait(n: Long) => (n: Long)
+    workflow Run(items: Json) => (out: Json) andThen foreach n in $.items {
+        w = Wait(n = $.n)
+        yield Run(out = [w.n])
+    }
+}
+"""
+
+
+async def test_cancelling_the_parent_cancels_its_children(temporal_client, tmp_path):
+    started: asyncio.Queue[str] = asyncio.Queue()
+
+    async def wait(payload: dict) -> dict:
+        started.put_nowait(activity.info().workflow_id)
+        await asyncio.sleep(60)
+        return {"n": payload["n"]}
+
+    async def cancel_the_root() -> str:
+        child = await asyncio.wait_for(started.get(), 30)
+        await temporal_client.get_workflow_handle(child.split("/b0/")[0]).cancel()
+        return child
+
+    canceller = asyncio.create_task(cancel_the_root())
+    run = await run_ffl(temporal_client, HOLD, "hold.Run", {"items": list(range(10))}, handlers={"hold.Wait": wait},
+                        tmp_path=tmp_path, config=small(), timeout=30)
+    child = await canceller
+    assert run.error is not None and isinstance(run.error.cause, CancelledError), run.message
+    ids = await child_ids(run.handle)
+    assert child in ids and len(ids) == 2  # two children in flight, no more started
+    for child_id in ids:  # the parent asks them to cancel as it ends; they close within moments
+        handle = temporal_client.get_workflow_handle(child_id)
+        for _ in range(50):
+            status = (await handle.describe()).status
+            if status != WorkflowExecutionStatus.RUNNING:
+                break
+            await asyncio.sleep(0.2)
+        assert status == WorkflowExecutionStatus.CANCELED
