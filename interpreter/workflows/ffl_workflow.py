@@ -77,7 +77,7 @@ class FFLWorkflow:
         self.options = ActivityOptions(program, config, info.task_queue)
         self.tracker.mirror = config.mirror
         if continued is not None:
-            self.tracker.seq = continued.seq
+            self.tracker.seq, self.tracker.program_hash = continued.seq, program_hash
         else:
             self.tracker.runner(name, "created", program_hash=program_hash)  # mirror only: the program is pinned
         flusher = asyncio.create_task(self.flush_mirror()) if config.mirror else None

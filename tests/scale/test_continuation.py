@@ -4,8 +4,11 @@ from __future__ import annotations
 
 from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus
+from temporalio.worker import Replayer
 
+from interpreter.activities.value_codec import value_converter
 from interpreter.program.config import RuntimeConfig
+from interpreter.workflows import FFLWorkflow, workflow_runner
 
 from ..runtime.harness import FAST_RETRY, run_ffl
 
@@ -72,3 +75,45 @@ async def test_handlers_served_by_the_interpreter_run_as_local_activities_and_th
                          for e in history.events)
     assert scheduled == 0  # no handler went through the server's task queues
     assert markers >= length + 1 + 3  # each local activity's result is a marker (patch markers beside them)
+
+
+BOTH = ("namespace both {\n    event facet Inc(x: Long) => (y: Long)\n"
+        "    workflow Run(items: Json) => (out: Json, last: Long) andThen {\n        s0 = Inc(x = 0)\n"
+        + "".join(f"        s{i} = Inc(x = s{i - 1}.y)\n" for i in range(1, 16)) +
+        """        all = Inc(x = s15.y) andThen foreach n in $.items {
+            g = Inc(x = $.n)
+            h = Inc(x = g.y)
+            yield Run(out = [h.y])
+        }
+        e = Inc(x = all.y)
+        yield Run(last = e.y)
+    }
+}
+""")
+
+
+async def test_histories_that_used_children_and_continue_as_new_replay(temporal_client, tmp_path, value_store):
+    items = list(range(12))
+    config = RuntimeConfig(retry=FAST_RETRY, continue_after_events=100, child_threshold=4, iterations_per_child=4,
+                           children_in_flight=2)
+    run = await run_ffl(temporal_client, BOTH, "both.Run", {"items": items}, handlers={"both.Inc": inc},
+                        tmp_path=tmp_path, config=config, timeout=120)
+    assert run.error is None, run.message
+    assert run.result == {"out": [n + 2 for n in items], "last": 18}
+    histories = []
+    for execution in await runs_of(temporal_client, run.handle.id):
+        histories.append(await temporal_client.get_workflow_handle(run.handle.id, run_id=execution.run_id)
+                         .fetch_history())
+    assert len(histories) >= 2  # the parent continued as new while children ran
+    child_histories = []
+    for history in histories:
+        for event in history.events:
+            if event.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+                child = event.start_child_workflow_execution_initiated_event_attributes.workflow_id
+                child_histories.append(await temporal_client.get_workflow_handle(child).fetch_history())
+    assert len(child_histories) == 3
+    replayer = Replayer(workflows=[FFLWorkflow], workflow_runner=workflow_runner(sandboxed=True),
+                        data_converter=value_converter(value_store))
+    for history in histories + child_histories:
+        result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
+        assert result.replay_failure is None, result.replay_failure
