@@ -16,7 +16,7 @@ from rich.markup import escape
 
 from ..program.display import readable_path, short_name, shorten
 from .run_view import RunView, fetch_view
-from .status_view import counts, counts_line, step_rows
+from .status_view import counts_line, run_counts, step_rows
 
 
 def elapsed_text(seconds: float) -> str:
@@ -28,7 +28,7 @@ def elapsed_text(seconds: float) -> str:
 def progress_line(view: RunView, elapsed: float, width: int = 160) -> str:
     """One status line: elapsed, counts, then the most telling step (retrying, waiting, else running)."""
     rows = step_rows(view)
-    text = f"{view.workflow} {elapsed_text(elapsed)} · {counts_line(counts(rows))}"
+    text = f"{view.workflow} {elapsed_text(elapsed)} · {counts_line(run_counts(view, rows))}"
     root = short_name(view.workflow)
     retrying = [r for r in rows if (r.get("attempt") or 1) > 1 and r["display"] in ("running", "waiting")]
     waiting = [r for r in rows if r["display"] == "waiting"]
@@ -62,7 +62,7 @@ async def print_final_counts(client, handle, console, started: float) -> None:
     """The run's final step counts and how long it took, in green (red when a step failed)."""
     with contextlib.suppress(Exception):
         view = await fetch_view(client, handle, query_timeout=5.0, outcome=False)
-        final = counts(step_rows(view))
+        final = run_counts(view)
         style = "red" if final["failed"] else "green"
         console.print(f"[{style}]{escape(handle.id)}: {counts_line(final)} "
                       f"in {elapsed_text(time.monotonic() - started)}[/{style}]")

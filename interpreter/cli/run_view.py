@@ -78,6 +78,8 @@ class RunView:
     pending: dict[str, Pending] = field(default_factory=dict)
     interpreter_pollers: list[str] | None = None
     progress: dict[str, dict[str, Any]] = field(default_factory=dict)  # step path → handler's last heartbeat
+    children: list[dict[str, Any]] = field(default_factory=list)  # child workflows of large foreach blocks
+    finished_children: dict[str, int] = field(default_factory=dict)  # step counts of children that finished
     failure: Failure | None = None
     returns: Any = None
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -195,7 +197,7 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
     for item in view.pending.values():
         item.pollers = by_queue.get(item.queue) if item.queue else None
     try:
-        view.steps = await asyncio.wait_for(query_all_steps(handle), query_timeout)
+        view.steps = await asyncio.wait_for(query_all_steps(handle, client, view), query_timeout)
     except Exception as exc:  # noqa: BLE001 - reported, the rest of the view still helps
         view.steps_error = await _why_no_steps(client, view, exc)
         if view.closed_run:  # the history still tells what each handler call did
@@ -216,12 +218,17 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
     return view
 
 
-async def query_all_steps(handle) -> list[dict[str, Any]]:
+async def query_all_steps(handle, client=None, view: RunView | None = None) -> list[dict[str, Any]]:
     """Every step record of a run, read page by page (the argument-less query answers the first 1,000 only).
 
     A run of an interpreter that answers no pages is asked the argument-less way.
+    With ``client``, the steps of its running child workflows (large foreach
+    blocks) follow, read the same way: one logical run. Children that
+    finished are not asked (that would replay each of their histories); their
+    step counts, which the parent keeps, go to ``view.finished_children``.
     """
     steps: list[dict[str, Any]] = []
+    children: list[dict[str, Any]] = []
     offset: int | None = 0
     while offset is not None:
         try:
@@ -231,7 +238,21 @@ async def query_all_steps(handle) -> list[dict[str, Any]]:
                 raise
             return await handle.query(STEPS_QUERY)
         steps.extend(page.steps)
+        if not offset:
+            children = list(page.children or [])
         offset = page.next_offset
+    if client is None:
+        return steps
+    if view is not None:
+        view.children.extend(children)
+    for child in children:
+        if child.get("counts") is not None:
+            if view is not None:
+                for state, number in child["counts"].items():
+                    view.finished_children[state] = view.finished_children.get(state, 0) + number
+            continue
+        with contextlib.suppress(Exception):  # a child just closing, or not started yet
+            steps.extend(await query_all_steps(client.get_workflow_handle(child["workflow_id"]), client, view))
     return steps
 
 

@@ -115,6 +115,21 @@ def counts(rows: list[dict[str, Any]]) -> dict[str, int]:
     return {state: found[state] for state in DISPLAY_STATES}
 
 
+CHILD_STATES = {"completed": "done", "caught": "done", "running": "running", "failed": "failed",
+                "cancelled": "cancelled"}
+"""A finished child workflow's step counts (the workflow's states) as display states."""
+
+
+def run_counts(view: RunView, rows: list[dict[str, Any]] | None = None) -> dict[str, int]:
+    """Step counts of the logical run: the rows shown, plus the steps of child workflows that finished."""
+    found = counts(step_rows(view) if rows is None else rows)
+    for state, number in view.finished_children.items():
+        display = CHILD_STATES.get(state)
+        if display is not None:
+            found[display] += number
+    return found
+
+
 def counts_line(found: dict[str, int]) -> str:
     text = f"steps: {found['done']} done, {found['running']} running, {found['failed']} failed"
     for state in ("waiting", "cancelled", "skipped"):
@@ -196,7 +211,7 @@ def render(view: RunView, *, values: bool = True) -> list[str]:
     if view.steps_error:
         lines.append(f"steps unknown: {view.steps_error}")
     if view.steps is not None:
-        lines.append(counts_line(counts(rows)))
+        lines.append(counts_line(run_counts(view, rows)))
         lines += tree_lines(rows, values=values)
     orphans = [p for p in view.pending.values() if p.path not in {str(r.get("path")) for r in rows}]
     for pending in orphans:
@@ -232,7 +247,8 @@ def to_json(view: RunView, *, values: bool = True) -> dict[str, Any]:
             "step": failure.step, "facet": failure.facet, "error_type": failure.error_type,
             "cause": failure.cause, "message": failure.message},
         "returns": view.returns if values else None,
-        "counts": counts(rows) if view.steps is not None else None,
+        "counts": run_counts(view, rows) if view.steps is not None else None,
+        "children": view.children,
         "steps": steps if view.steps is not None else None,
         "steps_error": view.steps_error,
         "pending": [{"path": p.path, "facet": p.facet, "state": p.state, "attempt": p.attempt,

@@ -9,6 +9,8 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowExecutionStatus
 from temporalio.exceptions import CancelledError
 
+from interpreter.cli.run_view import fetch_view
+from interpreter.cli.status_view import run_counts
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.queries import StepsPage, StepsQuery
 
@@ -73,9 +75,13 @@ def mul(payload: dict) -> dict:
 async def test_nested_foreach_fans_out_from_children_into_grandchildren(temporal_client, tmp_path):
     rows, cols = list(range(1, 6)), list(range(1, 7))
     sink = ListSink()
+
+    async def inspect(handle):
+        page = await handle.query("steps", StepsQuery(limit=1000), result_type=StepsPage)
+        return page, await fetch_view(temporal_client, handle)
+
     run = await run_ffl(temporal_client, NESTED, "nest.Grid", {"rows": rows, "cols": cols}, handlers={"nest.Mul": mul},
-                        tmp_path=tmp_path, config=small(mirror=True), mirror=sink, timeout=90,
-                        inspect=lambda handle: handle.query("steps", StepsQuery(limit=1000), result_type=StepsPage))
+                        tmp_path=tmp_path, config=small(mirror=True), mirror=sink, timeout=90, inspect=inspect)
     assert run.error is None, run.message
     assert run.result == {"cells": [r * c for r in rows for c in cols]}
     top = await child_ids(run.handle)
@@ -85,9 +91,12 @@ async def test_nested_foreach_fans_out_from_children_into_grandchildren(temporal
         grandchildren += await child_ids(temporal_client.get_workflow_handle(child))
     assert len(grandchildren) == 5 * 2  # each row's 6 columns in chunks of 3
     assert f"{run.handle.id}/b0/foreach[4]/row/b0/foreach[3-5]" in grandchildren
-    page = run.inspected
+    page, view = run.inspected
     assert [c["workflow_id"] for c in page.children] == top
     assert sum(c["counts"]["completed"] for c in page.children) == 5 + 30  # every row and cell, nested ones too
+    assert page.steps == []  # the parent itself ran no step: all of them ran in its children
+    assert run_counts(view)["done"] == 35 and run_counts(view)["failed"] == 0  # ffl status counts them all
+    assert len(view.children) == 2
     # the mirror sees one logical run: every step record under the root run's identity, none twice completed
     steps = [r for r in sink.records if r["kind"] == "step" and r["state"] == "completed" and r["facet"] == "nest.Mul"]
     assert {(r["workflow_id"], r["run_id"]) for r in steps} == {(run.handle.id, run.handle.result_run_id)}
