@@ -13,6 +13,7 @@ step starts at once. ``RuntimeConfig.remote_facets`` opts a facet out
 from __future__ import annotations
 
 from temporalio import workflow
+from temporalio.exceptions import ActivityError, FailureError
 
 _KEPT = ("start_to_close_timeout", "schedule_to_close_timeout", "retry_policy", "cancellation_type")
 """Options of a handler's activity that a local activity keeps (queue, heartbeat and schedule-to-start do not apply)."""
@@ -26,3 +27,13 @@ def local_options(options: workflow.ActivityConfig) -> workflow.LocalActivityCon
         if value is not None:
             local[key] = value  # type: ignore[literal-required]
     return local
+
+
+def as_activity_error(err: FailureError, facet: str, path: str) -> ActivityError:
+    """A local activity's failure as the ActivityError a remote one raises (raised ``from`` the handler's error).
+
+    The SDK raises a failed local activity's error itself, not wrapped; the
+    interpreter reads every handler failure one way.
+    """
+    return ActivityError(f"local activity {facet} failed", scheduled_event_id=0, started_event_id=0, identity="",
+                         activity_type=facet, activity_id=path, retry_state=None)

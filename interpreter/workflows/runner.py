@@ -35,7 +35,7 @@ from collections.abc import Awaitable
 from typing import Any
 
 from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError
+from temporalio.exceptions import ActivityError, ApplicationError, FailureError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
@@ -51,7 +51,7 @@ from .boundaries import check_nesting, check_returns, timeout_message
 from .children import Children
 from .continuation import Scale, failure_entry, result_entry
 from .limits import PAYLOAD_LIMIT, oversize, too_large
-from .local import local_options
+from .local import as_activity_error, local_options
 from .options import ActivityOptions, dispatched
 from .schedule import FOREACH_WINDOW, dataflow, windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, activity_failure, gather_all, join, merge_into
@@ -493,6 +493,10 @@ class Interpreter:
         try:
             return await workflow.execute_local_activity(facet, args, activity_id=path, summary=summary,
                                                          **local_options(options))
+        except ActivityError:
+            raise
+        except FailureError as err:  # the SDK raises a local activity's failure unwrapped
+            raise as_activity_error(err, facet, path) from err
         finally:
             self.scale.local_done()
 
