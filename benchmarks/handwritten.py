@@ -41,11 +41,47 @@ class HandGather:
 
     @workflow.run
     async def run(self, args: dict[str, Any]) -> dict[str, Any]:
+        first = args.get("first", 0)
         results = await asyncio.gather(*(
             workflow.execute_activity(args["facet"], {"i": index}, task_queue=args["queue"], **OPTIONS)
-            for index in range(args["count"])
+            for index in range(first, first + args["count"])
         ))
         return {"out": [result["i"] for result in results]}
 
 
-WORKFLOWS = [HandChain, HandGather]
+@workflow.defn(name="bench.HandLocalChain", sandboxed=False)
+class HandLocalChain:
+    """HandChain with local activities: the handler served by the workflow's own worker."""
+
+    @workflow.run
+    async def run(self, args: dict[str, Any]) -> dict[str, Any]:
+        value = 0
+        for _ in range(args["count"]):
+            result = await workflow.execute_local_activity(
+                args["facet"], {"i": value}, start_to_close_timeout=OPTIONS["start_to_close_timeout"],
+                retry_policy=OPTIONS["retry_policy"])
+            value = result["i"] + 1
+        return {"last": value - 1}
+
+
+@workflow.defn(name="bench.HandFanOut", sandboxed=False)
+class HandFanOut:
+    """``count`` activities in child workflows of ``per_child`` (each a HandGather), all children at once."""
+
+    @workflow.run
+    async def run(self, args: dict[str, Any]) -> dict[str, Any]:
+        size = args["per_child"]
+        children = [
+            workflow.execute_child_workflow(
+                HandGather.run, {"facet": args["facet"], "queue": args["queue"],
+                                 "first": first, "count": min(size, args["count"] - first)},
+                id=f"{workflow.info().workflow_id}/{first}")
+            for first in range(0, args["count"], size)
+        ]
+        out: list[int] = []
+        for result in await asyncio.gather(*children):
+            out += result["out"]
+        return {"out": out}
+
+
+WORKFLOWS = [HandChain, HandGather, HandLocalChain, HandFanOut]

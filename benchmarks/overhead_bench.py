@@ -10,14 +10,19 @@ wall seconds, the most handler activities in flight, workflow tasks the
 server force-closed (buffered events past its limit; each costs a replay) and
 the longest workflow task. Figures only: nothing here asserts a time.
 
-Workloads: ``chain`` (200 no-op steps, each reading the last), ``independent``
-(1,000 no-op steps in one block), ``foreach`` (foreach over 1,000, no-op
-handler), ``slow`` (foreach over 1,000, the handler awaits 1 s). Targets:
-FFL / hand-written <= 1.10 for chain and independent, <= 1.25 for foreach.
+Workloads: ``chain`` (200 no-op steps, each reading the last), ``local``
+(the same chain with the handler served by the workflow's own worker: FFL's
+local activities against a hand-written loop of ``execute_local_activity``),
+``independent`` (1,000 no-op steps in one block), ``foreach`` (foreach over
+1,000, no-op handler), ``slow`` (foreach over 1,000, the handler awaits 1 s),
+``slow10k`` (foreach over 10,000, the handler awaits 1 s; FFL fans out through
+child workflows of 1,000 by default, the hand-written side starts ten children
+of 1,000 at once). Targets: FFL / hand-written <= 1.10 for chain, local and
+independent, <= 1.25 for every foreach.
 
-    python benchmarks/overhead_bench.py [--only chain,independent,foreach,slow] [--repeat 1]
-        [--chain 200] [--steps 1000] [--items 1000] [--sleep 1.0] [--in-process] [--address HOST:PORT]
-        [--keep-histories DIR]
+    python benchmarks/overhead_bench.py [--only chain,local,independent,foreach,slow,slow10k] [--repeat 1]
+        [--chain 200] [--steps 1000] [--items 1000] [--big 10000] [--sleep 1.0] [--in-process]
+        [--address HOST:PORT] [--keep-histories DIR]
 """
 
 from __future__ import annotations
@@ -44,6 +49,7 @@ from interpreter.activities.dispatch import build_handler_activity
 from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.activities.value_codec import value_converter
 from interpreter.compiler import compile_sources
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
@@ -90,6 +96,7 @@ class Workload:
     target: float
     facet: str = NOOP
     hand_expected: dict[str, Any] | None = None  # when the hand-written result differs in shape
+    local: bool = False  # FFL's interpreter serves the handler itself (local activities)
 
 
 def chain(count: int) -> Workload:
@@ -99,6 +106,12 @@ def chain(count: int) -> Workload:
     lines += [f"        yield Chain(last = s{count - 1}.i)", "    }", "}", ""]
     return Workload("chain", "\n".join(lines), "bench.Chain", {}, {"last": count - 1}, "bench.HandChain",
                     {"count": count, "facet": NOOP}, 1.10)
+
+
+def local_chain(count: int) -> Workload:
+    workload = chain(count)
+    workload.name, workload.hand, workload.local = "local", "bench.HandLocalChain", True
+    return workload
 
 
 def independent(count: int) -> Workload:
@@ -133,6 +146,13 @@ def foreach(count: int, *, slow_handler: bool) -> Workload:
                     facet)
 
 
+def fan_out(count: int, per_child: int = 1000) -> Workload:
+    """A foreach too large for one history: FFL's children (the default threshold) against hand-written ones."""
+    items = list(range(count))
+    return Workload("slow10k", FAN, "bench.SlowFan", {"items": items}, {"out": items}, "bench.HandFanOut",
+                    {"count": count, "facet": SLOW, "per_child": per_child}, 1.25, SLOW)
+
+
 # ---------------------------------------------------------------------- running
 
 
@@ -153,6 +173,19 @@ class Row:
     hand: list[Measure] = field(default_factory=list)
 
 
+async def children_of(client: Client, history: Any) -> list[Any]:
+    """The histories of a run's child workflows (and theirs)."""
+    from temporalio.api.enums.v1 import EventType
+
+    found = []
+    for event in history.events:
+        if event.event_type == EventType.EVENT_TYPE_START_CHILD_WORKFLOW_EXECUTION_INITIATED:
+            child = await client.get_workflow_handle(
+                event.start_child_workflow_execution_initiated_event_attributes.workflow_id).fetch_history()
+            found += [child, *await children_of(client, child)]
+    return found
+
+
 async def measure(client: Client, workflow: str, args: Any, queue: str, expected: dict, facet: str,
                   timeout: float, keep: Path | None = None) -> Measure:
     handle = await client.start_workflow(workflow, args, id=f"bench-{uuid.uuid4().hex[:10]}", task_queue=queue)
@@ -170,9 +203,10 @@ async def measure(client: Client, workflow: str, args: Any, queue: str, expected
     if keep is not None:
         keep.mkdir(parents=True, exist_ok=True)
         (keep / f"{workflow}-{handle.id}.json").write_text(history.to_json())
-    figures.in_flight = most_pending_activities(history, {facet})
-    figures.force_closed = force_closed(history)
-    figures.task_max_ms = max(task_durations(history), default=0.0) * 1000
+    histories = [history, *await children_of(client, history)]
+    figures.in_flight = sum(most_pending_activities(h, {facet}) for h in histories)  # children: at most this many
+    figures.force_closed = sum(force_closed(h) for h in histories)
+    figures.task_max_ms = max(max(task_durations(h), default=0.0) for h in histories) * 1000
     return figures
 
 
@@ -183,7 +217,7 @@ def spawn_handlers(address: str, queue: str, slots: int, sleep: float) -> subpro
 
 
 async def serve_handlers(address: str, queue: str, slots: int) -> None:
-    client = await Client.connect(address)
+    client = await Client.connect(address, data_converter=value_converter())
     worker = Worker(client, task_queue=queue, activities=[build_handler_activity(registry(), queue)],
                     max_concurrent_activities=slots)
     stop = asyncio.Event()
@@ -197,7 +231,9 @@ async def serve_handlers(address: str, queue: str, slots: int) -> None:
 async def run_all(client: Client, address: str, workloads: list[Workload], args: argparse.Namespace) -> list[Row]:
     queue = "bench-" + uuid.uuid4().hex[:8]
     handler_queue, hand_queue = queue + "-handlers", queue + "-hand"
+    local_queue = queue + "-local"
     config = RuntimeConfig(queues={NOOP: handler_queue, SLOW: handler_queue})
+    local_config = config.model_copy(update={"local_facets": [NOOP, SLOW]})
     rows = [Row(w) for w in workloads]
     with tempfile.TemporaryDirectory(prefix="ffl-bench-") as tmp:
         store = LocalProgramStore(Path(tmp) / "registry")
@@ -205,9 +241,14 @@ async def run_all(client: Client, address: str, workloads: list[Workload], args:
             store.publish(compile_sources([(f"{workload.name}.ffl", workload.source)]))
         interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
                              activities=build_interpreter_activities(store, config))
-        hand = Worker(client, task_queue=hand_queue, workflows=WORKFLOWS, workflow_runner=UnsandboxedWorkflowRunner())
+        local = Worker(client, task_queue=local_queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
+                       activities=[*build_interpreter_activities(store, local_config),
+                                   build_handler_activity(registry(), local_queue)])
+        hand = Worker(client, task_queue=hand_queue, workflows=WORKFLOWS, workflow_runner=UnsandboxedWorkflowRunner(),
+                      activities=[build_handler_activity(registry(), hand_queue)])
         async with AsyncExitStack() as stack:
             await stack.enter_async_context(interpreter)
+            await stack.enter_async_context(local)
             await stack.enter_async_context(hand)
             if args.in_process:
                 os.environ[SLEEP_ENV] = str(args.sleep)
@@ -221,7 +262,7 @@ async def run_all(client: Client, address: str, workloads: list[Workload], args:
             for repeat in range(args.repeat):
                 for row in rows:
                     w = row.workload
-                    sides = [("ffl", w.workflow, w.inputs, queue, w.expected),
+                    sides = [("ffl", w.workflow, w.inputs, local_queue if w.local else queue, w.expected),
                              ("hand", w.hand, {**w.hand_args, "queue": handler_queue}, hand_queue,
                               w.hand_expected or w.expected)]
                     for side, workflow, inputs, task_queue, expected in sides if repeat % 2 == 0 else sides[::-1]:
@@ -257,10 +298,11 @@ def print_table(rows: list[Row], repeat: int) -> None:
 
 async def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="chain,independent,foreach,slow")
+    parser.add_argument("--only", default="chain,local,independent,foreach,slow,slow10k")
     parser.add_argument("--chain", type=int, default=200, help="steps of the chain")
     parser.add_argument("--steps", type=int, default=1000, help="independent steps")
     parser.add_argument("--items", type=int, default=1000, help="foreach items")
+    parser.add_argument("--big", type=int, default=10_000, help="items of the foreach that needs child workflows")
     parser.add_argument("--sleep", type=float, default=1.0, help="seconds the slow handler awaits")
     parser.add_argument("--repeat", type=int, default=1, help="runs of each side (median reported)")
     parser.add_argument("--in-process", action="store_true", help="serve handlers in this process")
@@ -273,10 +315,13 @@ async def main(argv: list[str] | None = None) -> int:
     if args.serve_handlers:
         await serve_handlers(args.address, args.serve_handlers, args.handler_slots)
         return 0
-    makers = {"chain": lambda: chain(args.chain), "independent": lambda: independent(args.steps),
+    makers = {"chain": lambda: chain(args.chain), "local": lambda: local_chain(args.chain),
+              "independent": lambda: independent(args.steps),
+              "slow10k": lambda: fan_out(args.big),
               "foreach": lambda: foreach(args.items, slow_handler=False),
               "slow": lambda: foreach(args.items, slow_handler=True)}
     wanted = [makers[name.strip()]() for name in args.only.split(",") if name.strip()]
+    os.environ.setdefault("FFL_VALUE_STORE", tempfile.mkdtemp(prefix="ffl-bench-values-"))  # the handler process too
     service = None
     if args.address:
         address = args.address
@@ -288,7 +333,7 @@ async def main(argv: list[str] | None = None) -> int:
     try:
         for attempt in range(60):  # a fresh dev server listens before it answers
             try:
-                client = await Client.connect(address)
+                client = await Client.connect(address, data_converter=value_converter())
                 break
             except RuntimeError:
                 if attempt == 59:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
 
@@ -17,6 +18,9 @@ from ..program.runinfo import source_files
 from .program_store import ProgramStore, ProgramTampered, trim_program
 from .scripts import build_run_script_activity
 
+PINNED_CACHE = 8
+"""Pinned programs a worker keeps ready: trimming and packing a 50,000-step program takes seconds."""
+
 
 def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mirror: object | None = None, *,
                                  allow_scripts: bool = False) -> list[Callable]:
@@ -26,6 +30,7 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
     otherwise it fails their steps, naming the flag.
     """
     config_data = config.model_dump(mode="json")
+    pinned_cache: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()  # (workflow, hash) → pinned form
 
     @activity.defn(name=LOAD_PROGRAM_ACTIVITY)
     async def load_program(request: dict[str, Any]) -> dict[str, Any]:
@@ -46,7 +51,12 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
             trimmed = trim_program(text, request["workflow"])
             return {**pack_program(trimmed), "sources": source_files(json.loads(trimmed))}
 
-        pinned = await asyncio.to_thread(pin)
+        key = (request["workflow"], digest)
+        pinned = pinned_cache.get(key)  # children and continued runs load the same program again and again
+        if pinned is None:
+            pinned = pinned_cache[key] = await asyncio.to_thread(pin)
+            while len(pinned_cache) > PINNED_CACHE:
+                pinned_cache.popitem(last=False)
         return {**pinned, "hash": digest, "config": config_data}
 
     @activity.defn(name=TICK_ACTIVITY)

@@ -324,7 +324,10 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         workers = [build_worker(client, queue, registry, store=env.store, config=config, interpreter=True,
                                 mirror=mirror.writer if mirror else None, listeners=listeners,
                                 shutdown_grace=SHUTDOWN_GRACE, allow_scripts=allow_scripts,
-                                max_concurrent_activities=RUN_ACTIVITY_SLOTS)]  # fmt: skip
+                                max_concurrent_activities=RUN_ACTIVITY_SLOTS,
+                                # local activities only where the run ends with the command: on a shared
+                                # server it outlives this process, and its steps must not depend on it
+                                local_handlers=env.embedded)]  # fmt: skip
         workers += [build_worker(client, q, registry, config=config, listeners=listeners,
                                  shutdown_grace=SHUTDOWN_GRACE, max_concurrent_activities=RUN_ACTIVITY_SLOTS)
                     for q in queues]
@@ -425,9 +428,17 @@ async def _interrupted(handle, env: _Services, queues: list[str]) -> str:
 
 
 async def _shutdown(workers: list, tasks: list[asyncio.Task]) -> None:
-    """Stop the in-process workers (each gives running handlers SHUTDOWN_GRACE seconds)."""
-    await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
-    await asyncio.gather(*tasks, return_exceptions=True)
+    """Stop the in-process workers (each gives running handlers SHUTDOWN_GRACE seconds).
+
+    A handler running as a local activity holds the interpreter worker's shutdown until it returns; past
+    the grace (and a little more) the command stops waiting: it ends the process anyway.
+    """
+    async def stop() -> None:
+        await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+    with contextlib.suppress(asyncio.TimeoutError):
+        await asyncio.wait_for(stop(), SHUTDOWN_GRACE + 3.0)
 
 
 async def _wait_for_interrupt(where: str, workflow_id: str, stop: asyncio.Event) -> None:

@@ -71,6 +71,7 @@ def build_worker(
     interpreter: bool | None = None,
     allow_scripts: bool = False,
     max_concurrent_activities: int | None = None,
+    local_handlers: bool = True,
 ):
     """A Worker for ``queue``: handlers always; as interpreter also the workflow and its activities.
 
@@ -79,9 +80,10 @@ def build_worker(
     loads (pinned with the program), and are enforced by the handler activity
     itself, unless ``config.facet_retry`` sets a facet's timeout.
     FFL scripts run only with ``allow_scripts``. An interpreter that serves
-    handlers itself runs them as local activities (pinned as
-    ``local_facets``; ``config.remote_facets`` opts facets out): every
-    interpreter worker of a deployment must then load the same handlers.
+    handlers itself runs them as local activities unless ``local_handlers``
+    is false (pinned as ``local_facets``; ``config.remote_facets`` opts facets
+    out): every interpreter worker of a deployment must then load the same
+    handlers, and a worker shutting down waits for its local activities.
     ``max_concurrent_activities`` is the SDK's slot count (100 unless given).
     """
     from temporalio.worker import Worker
@@ -100,7 +102,7 @@ def build_worker(
         if store is None:
             raise ValueError(f"the {INTERPRETER_QUEUE} queue needs a program store")
         pinned = config.with_handler_timeouts(registry.timeouts())
-        if registry.names() and not pinned.local_facets:
+        if local_handlers and registry.names() and not pinned.local_facets:
             pinned = pinned.model_copy(update={"local_facets": sorted(registry.names())})
         activities = build_interpreter_activities(store, pinned, mirror, allow_scripts=allow_scripts) + activities
         workflows = [FFLWorkflow]
