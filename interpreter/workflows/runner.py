@@ -150,9 +150,10 @@ class Interpreter:
     def merge_yields(self, decl: FacetDecl, returns: dict[str, Any], writes: list[Write], path: str) -> None:
         """Yields to the declaration or one of its signature mixins write its returns, in source order."""
         targets = {decl.qname, *(m.facet for m in decl.mixins if m.facet)}
+        owned: set[str] = set()
         for target, fields in writes:
             if target in targets:
-                merge_into(returns, fields)
+                merge_into(returns, fields, owned)
             else:
                 self.tracker.log(path, f"yield to '{target}' has no effect in '{decl.qname}'")
 
@@ -402,9 +403,10 @@ class Interpreter:
     def split(writes: list[Write], facet: str, returns: dict[str, Any]) -> tuple[dict, list[Write]]:
         """Apply yields to the step's facet; pass the rest to the enclosing declaration."""
         outer: list[Write] = []
+        owned: set[str] = set()
         for target, fields in writes:
             if target == facet:
-                merge_into(returns, fields)
+                merge_into(returns, fields, owned)
             else:
                 outer.append((target, fields))
         return returns, outer
@@ -429,9 +431,10 @@ class Interpreter:
         inner = Scope({**args, **returns}, catch_path, None, scope, qname, owner=path or None)
         writes = await self.run_block(catch.block, inner)
         targets = {qname, *(m.facet for m in decl.mixins if m.facet)} if decl is not None else set()
+        owned: set[str] = set()
         for target, fields in writes:
             if target in targets:
-                merge_into(returns, fields)
+                merge_into(returns, fields, owned)
         return returns, []
 
     # ------------------------------------------------------------------ activities

@@ -67,14 +67,27 @@ def join(path: str, part: str) -> str:
     return f"{path}/{part}" if path else part
 
 
-def merge_into(returns: dict[str, Any], fields: dict[str, Any]) -> None:
-    """Apply one yield: lists concatenate, anything else overwrites."""
+def merge_into(returns: dict[str, Any], fields: dict[str, Any], owned: set[str] | None = None) -> None:
+    """Apply one yield: lists concatenate, anything else overwrites.
+
+    ``owned`` (kept by a caller merging many yields into one record) names the
+    keys whose list this merge made: those are extended in place, so a foreach
+    of n iterations yielding one item each merges in O(n), not O(n²). Any
+    other list is copied first: it may be another step's value.
+    """
     for key, value in fields.items():
         old = returns.get(key)
         if isinstance(old, list) and isinstance(value, list):
-            returns[key] = old + value
+            if owned is not None and key in owned:
+                old.extend(value)
+            else:
+                returns[key] = old + value
+                if owned is not None:
+                    owned.add(key)
         else:
             returns[key] = value
+            if owned is not None:
+                owned.discard(key)
 
 
 class Handle:
