@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from collections import OrderedDict
 from collections.abc import Callable
@@ -13,8 +14,9 @@ from temporalio.exceptions import ApplicationError
 
 from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, TICK_ACTIVITY
-from ..program.pinned import pack_program
+from ..program.pinned import pack_program, unpack_program
 from ..program.runinfo import source_files
+from ..program.serialize import ProgramFormatError
 from .program_store import ProgramStore, ProgramTampered, trim_program
 from .scripts import build_run_script_activity
 
@@ -57,6 +59,10 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
             pinned = pinned_cache[key] = await asyncio.to_thread(pin)
             while len(pinned_cache) > PINNED_CACHE:
                 pinned_cache.popitem(last=False)
+        # Parse it here, for the workflows of this process: a workflow task may take 2 s at most (the SDK's
+        # deadlock detector), and parsing a 50,000-step program takes longer. unpack_program keeps it.
+        with contextlib.suppress(ProgramFormatError):  # a newer format: the workflow says so, clearly
+            await asyncio.to_thread(unpack_program, pinned)
         return {**pinned, "hash": digest, "config": config_data}
 
     @activity.defn(name=TICK_ACTIVITY)

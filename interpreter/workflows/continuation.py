@@ -30,10 +30,18 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Coroutine, Sequence
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue
+
+with workflow.unsafe.imports_passed_through():
+    from interpreter.program.constants import TICK_ACTIVITY
+
+RESTORE_BATCH = 500
+"""Memo hits one workflow activation resolves before it yields (a local ``ffl.Tick``): re-running tens of
+thousands of completed steps in one activation would pass the SDK's 2 s deadlock detection."""
 
 SCALE_PATCH = "ffl-scale"
 """Patch introduced after release 0.2.0.dev0: child workflows for large foreach blocks, continue-as-new with a
@@ -103,6 +111,8 @@ class Scale:
         self.admission_waiting = lambda: False
         self._local_task = -1  # history length of the workflow task local activities are counted in
         self._local_done = 0
+        self._restored = 0  # memo hits since the last yield
+        self.yields = 0
 
     def holds(self) -> bool:
         """Whether the run starts nothing new: its history has reached the limit (and it has done some work,
@@ -122,6 +132,16 @@ class Scale:
         if length != self._local_task:
             self._local_task, self._local_done = length, 0
         self._local_done += 1
+
+    async def restored(self) -> None:
+        """One memo hit; every RESTORE_BATCH of them the activation yields, so the next batch is a new one."""
+        self._restored += 1
+        if self._restored < RESTORE_BATCH:
+            return
+        self._restored = 0
+        self.yields += 1
+        await workflow.execute_local_activity(TICK_ACTIVITY, activity_id=f"restore/{self.yields}",
+                                              start_to_close_timeout=timedelta(seconds=10))
 
     async def gate(self) -> None:
         """Wait while the run holds (for good: the run then continues as new before this returns)."""

@@ -460,6 +460,7 @@ class Interpreter:
         options = self.options.facet(facet)
         hit = self.scale.memo.get(path) if self.scale is not None else None
         if hit is not None:  # scale hook: a continued run's memo answers without scheduling anything
+            await self.scale.restored()
             result = self.recalled(hit, path, facet)
         else:
             self.tracker.task(path, facet, options["task_queue"], args)
