@@ -55,16 +55,7 @@ def pack_program(text: str) -> dict[str, str]:
     return {"program_z": packed}
 
 
-def unpack_program(loaded: dict[str, Any]) -> Program:
-    """The Program in a LoadProgram result (either form; older histories hold plain ``program``)."""
-    packed = "program_z" in loaded
-    pinned: str = loaded["program_z"] if packed else loaded["program"]
-    key = ("z:" if packed else "j:") + hashlib.sha256(pinned.encode("utf-8")).hexdigest()
-    with _cache_lock:
-        program = _cache.get(key)
-        if program is not None:
-            _cache.move_to_end(key)
-            return program
+def _parse(pinned: str, packed: bool) -> Program:
     text: str | bytes = zlib.decompress(base64.b64decode(pinned)) if packed else pinned
     program = Program.model_validate_json(text)
     if program.format != FORMAT_VERSION:
@@ -73,8 +64,56 @@ def unpack_program(loaded: dict[str, Any]) -> Program:
         )
     with_script_ids(program)  # pinned by a release whose compiler gave scripts no ids: the same ids, by position
     with_facts(program)  # pinned by a release whose compiler left the interpreter's facts to it: the same rules
-    with _cache_lock:
-        _cache[key] = program
-        while len(_cache) > CACHE_SIZE:
-            _cache.popitem(last=False)
     return program
+
+
+class _Parsing:
+    """One parse of a pinned program, on a thread of its own: it finishes even if its caller is interrupted."""
+
+    def __init__(self, key: str, pinned: str, packed: bool):
+        self.program: Program | None = None
+        self.error: BaseException | None = None
+        self.thread = threading.Thread(target=self._run, args=(key, pinned, packed), daemon=True,
+                                       name="ffl-parse-program")
+        self.thread.start()
+
+    def _run(self, key: str, pinned: str, packed: bool) -> None:
+        try:
+            self.program = _parse(pinned, packed)
+        except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
+            self.error = err
+        with _cache_lock:
+            if self.program is not None:
+                _cache[key] = self.program
+                while len(_cache) > CACHE_SIZE:
+                    _cache.popitem(last=False)
+            _parsing.pop(key, None)
+
+
+_parsing: dict[str, _Parsing] = {}
+
+
+def unpack_program(loaded: dict[str, Any]) -> Program:
+    """The Program in a LoadProgram result (either form; older histories hold plain ``program``).
+
+    Parsing runs on a thread of its own that the caller waits for: when a
+    workflow task is interrupted by the SDK's deadlock detection (a
+    50,000-step program takes seconds to parse), the parse still completes and
+    the task's next attempt finds the program in the cache.
+    """
+    packed = "program_z" in loaded
+    pinned: str = loaded["program_z"] if packed else loaded["program"]
+    key = ("z:" if packed else "j:") + hashlib.sha256(pinned.encode("utf-8")).hexdigest()
+    with _cache_lock:
+        program = _cache.get(key)
+        if program is not None:
+            _cache.move_to_end(key)
+            return program
+        parsing = _parsing.get(key)
+        if parsing is None:
+            parsing = _parsing[key] = _Parsing(key, pinned, packed)
+    parsing.thread.join()
+    if parsing.error is not None:
+        raise parsing.error
+    assert parsing.program is not None
+    return parsing.program
