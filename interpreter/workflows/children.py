@@ -43,7 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.pinned import unpack_program
 
 from .boundaries import nesting
-from .continuation import Scale, continuation_of
+from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, continuation_of
 from .options import ActivityOptions, load_program_options
 from .schedule import windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, activity_failure
@@ -284,6 +284,7 @@ async def run_chunk(host, args: Sequence[RawValue]) -> ChunkResult:
         tracker.places[request.owner] = tuple(request.owner_place)
     tracker.blocks.add(request.path)
     block = find_block(program, request.block)
+    host.mirror_bytes = MIRROR_BATCH_BYTES_BY_REFERENCE
     flusher = asyncio.create_task(host.flush_mirror()) if config.mirror else None
     scale = Scale(config.continue_after_events, continued)
     interpreter = Interpreter(program, config, tracker, host.options, scale=scale, seq_base=request.seq)

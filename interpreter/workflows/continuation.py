@@ -39,6 +39,10 @@ from temporalio.common import RawValue
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import TICK_ACTIVITY
 
+MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
+"""Most JSON bytes of one Mirror activity input under SCALE_PATCH: below the codec's 128 KB, so mirror batches
+stay in history instead of filling the value store with blobs nobody reads twice."""
+
 RESTORE_BATCH = 500
 """Memo hits one workflow activation resolves before it yields (a local ``ffl.Tick``): re-running tens of
 thousands of completed steps in one activation would pass the SDK's 2 s deadlock detection."""

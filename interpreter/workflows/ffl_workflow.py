@@ -37,7 +37,7 @@ with workflow.unsafe.imports_passed_through():
 
 from .boundaries import check_params, decode_inputs
 from .children import run_chunk
-from .continuation import SCALE_PATCH, Continuation, Scale, continuation_of
+from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, SCALE_PATCH, Continuation, Scale, continuation_of
 from .limits import oversize, too_large
 from .options import ActivityOptions, load_program_options
 from .runner import Interpreter
@@ -61,6 +61,7 @@ class FFLWorkflow:
         self.tracker = Tracker()
         self.closing = False
         self.options: ActivityOptions | None = None
+        self.mirror_bytes = MIRROR_BATCH_BYTES
 
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> Any:
@@ -74,6 +75,8 @@ class FFLWorkflow:
         inputs = self.inputs(args)
         program, program_hash, config = await self.load(name, continued)
         scale = Scale(config.continue_after_events, continued) if workflow.patched(SCALE_PATCH) else None
+        if scale is not None:
+            self.mirror_bytes = MIRROR_BATCH_BYTES_BY_REFERENCE
         self.options = ActivityOptions(program, config, info.task_queue)
         self.tracker.mirror = config.mirror
         if continued is not None:
@@ -206,7 +209,7 @@ class FFLWorkflow:
             await workflow.wait_condition(lambda: bool(self.tracker.buffer) or self.closing)
             if not self.tracker.buffer and self.closing:
                 return
-            batch = self.tracker.take(MIRROR_BATCH, MIRROR_BATCH_BYTES)
+            batch = self.tracker.take(MIRROR_BATCH, self.mirror_bytes)
             try:
                 await workflow.execute_activity(MIRROR_ACTIVITY, batch, **self.options.mirror)
             except ActivityError as err:
