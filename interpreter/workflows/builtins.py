@@ -20,6 +20,7 @@ with workflow.unsafe.imports_passed_through():
 
 from .signals import Signals
 from .state import StepFailure
+from .tracker import Tracker
 
 
 def _seconds(path: str, facet: str, name: str, value: Any, *, optional: bool = False) -> float | None:
@@ -45,21 +46,25 @@ def parse_time(path: str, value: Any) -> datetime:
 
 
 class Builtins:
-    """Runs one built-in step; ``signals`` holds the run's mailboxes."""
+    """Runs one built-in step; ``signals`` holds the run's mailboxes, ``tracker`` shows what a step waits for."""
 
-    def __init__(self, signals: Signals):
+    def __init__(self, signals: Signals, tracker: Tracker):
         self.signals = signals
+        self.tracker = tracker
 
     async def run(self, facet: str, args: dict[str, Any], path: str) -> dict[str, Any]:
         if facet == SLEEP:
             seconds = _seconds(path, facet, "seconds", args.get("seconds"))
             if seconds:
+                until = workflow.now().timestamp() + seconds
+                self.tracker.note(path, f"sleeping until {datetime.fromtimestamp(until, UTC).isoformat()}")
                 await workflow.sleep(seconds, summary=f"{path}: ffl.Sleep({seconds:g} s)")
             return {}
         if facet == WAIT_UNTIL:
             moment = parse_time(path, args.get("time"))
             delay = (moment - workflow.now()).total_seconds()
             if delay > 0:
+                self.tracker.note(path, f"sleeping until {moment.isoformat()}")
                 await workflow.sleep(delay, summary=f"{path}: ffl.WaitUntil({moment.isoformat()})")
             return {}
         if facet == WAIT_FOR_SIGNAL:
@@ -68,6 +73,7 @@ class Builtins:
                 raise StepFailure(path, facet, f"argument 'name' must be a non-empty signal name, got {name!r}",
                                   "ValueError")
             timeout = _seconds(path, facet, "timeout_seconds", args.get("timeout_seconds"), optional=True)
+            self.tracker.note(path, f"waiting for signal '{name}'" + (f" (at most {timeout:g} s)" if timeout else ""))
             payload, timed_out = await self.signals.wait(name, timeout, path)
             return {"payload": payload, "timed_out": timed_out}
         raise StepFailure(path, facet, f"'{facet}' is not a built-in step this interpreter knows (compiled by a "

@@ -35,9 +35,12 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.serialize import ProgramFormatError
 
 from .boundaries import check_params, decode_inputs
+from .builtins import Builtins
+from .cancellation import CONTROL_PATCH
 from .limits import oversize, too_large
 from .options import ActivityOptions, load_program_options
 from .runner import Interpreter
+from .signals import SIGNALS_QUERY, Signals, decode_payload
 from .state import Skipped, StepFailure, activity_failure
 from .tracker import Tracker
 
@@ -58,6 +61,8 @@ class FFLWorkflow:
         self.tracker = Tracker()
         self.closing = False
         self.options: ActivityOptions | None = None
+        self.signals = Signals(self.tracker)  # signals may arrive before the program is loaded: kept
+        self.control = False
 
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> dict[str, Any]:
@@ -66,7 +71,10 @@ class FFLWorkflow:
         self.tracker.bind(info.workflow_id, info.run_id)
         inputs = self.inputs(args)
         program, program_hash, config = await self.load(name)
-        self.options = ActivityOptions(program, config, info.task_queue)
+        # Durable control (built-ins, policies, cancellation with cleanup) for runs started with it only.
+        self.control = workflow.patched(CONTROL_PATCH)
+        self.signals.logging = self.control
+        self.options = ActivityOptions(program, config, info.task_queue, self.control)
         self.tracker.mirror = config.mirror
         self.tracker.runner(name, "created", program_hash=program_hash)  # mirror only: the program is pinned
         flusher = asyncio.create_task(self.flush_mirror()) if config.mirror else None
@@ -76,7 +84,8 @@ class FFLWorkflow:
             if decl is None or decl.kind != "workflow":
                 raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
                                        non_retryable=True)
-            interpreter = Interpreter(program, config, self.tracker, self.options)
+            interpreter = Interpreter(program, config, self.tracker, self.options,
+                                      Builtins(self.signals, self.tracker) if self.control else None)
             params = interpreter.workflow_params(decl, inputs)
             check_params(program, decl, params)  # boundary: declared types, before any step runs
             self.tracker.runner(name, "running", params=params, program_hash=program_hash)
@@ -164,6 +173,37 @@ class FFLWorkflow:
         if query is None:
             return self.tracker.snapshot()
         return self.tracker.page(query)
+
+    # ------------------------------------------------------------------ signals and updates
+
+    @workflow.signal(dynamic=True)
+    def on_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """Any signal: the payload of an ``ffl.WaitForSignal(name = ...)``, taken now or kept for later."""
+        try:
+            payload = decode_payload(args, name)
+        except ApplicationError as err:  # a bad payload must not fail the run: it is refused and said so
+            self.tracker.log("", f"{err.message}: refused")
+            return
+        self.signals.deliver(name, payload)
+
+    @workflow.update(dynamic=True)
+    def on_update(self, name: str, args: Sequence[RawValue]) -> dict[str, Any]:
+        """``ffl signal --wait``: the payload goes to the oldest step waiting on ``name``; returns its path."""
+        step = self.signals.deliver(name, decode_payload(args, name), via="update")
+        return {"step": step}
+
+    @on_update.validator
+    def check_update(self, name: str, args: Sequence[RawValue]) -> None:
+        """Refuse an update that no step waits for (it would have nowhere to go) or whose payload is unsafe."""
+        decode_payload(args, name)
+        if not self.signals.waiting_on(name):
+            raise ApplicationError(f"no step waits for signal '{name}' (an ffl.WaitForSignal(name = \"{name}\") "
+                                   "must be waiting; send a signal instead to have it kept)", type="NotWaiting")
+
+    @workflow.query(name=SIGNALS_QUERY)
+    def signals_received(self) -> dict[str, Any]:
+        """Every signal received (the newest 1,000) and what became of it; who waits on which name."""
+        return self.signals.snapshot()
 
     # ------------------------------------------------------------------ mirror
 

@@ -31,6 +31,7 @@ ordered lists and merged by source order, never by completion order.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
@@ -42,12 +43,14 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import RUN_SCRIPT_ACTIVITY
     from interpreter.program.display import activity_summary, script_summary, short_name, step_text
     from interpreter.program.evaluate import EvaluationError, evaluate
-    from interpreter.program.model import Block, Catch, FacetDecl, Program, Script, Step, Yield
+    from interpreter.program.model import Block, Call, Catch, FacetDecl, Program, Script, Step, Yield
     from interpreter.program.scripts import ScriptRequest
 
 from .admission import Admission
 from .arguments import Arguments
 from .boundaries import check_nesting, check_returns, timeout_message
+from .builtins import Builtins
+from .cancellation import CANCELLED_MESSAGE, CANCELLED_TYPE, cancelled_activity, shielded
 from .limits import oversize, too_large
 from .options import ActivityOptions, dispatched
 from .schedule import FOREACH_WINDOW, dataflow, windowed
@@ -71,7 +74,12 @@ def object_type(step: Step) -> str:
 
 
 class Interpreter:
-    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker, options: ActivityOptions):
+    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker, options: ActivityOptions,
+                 builtins: Builtins | None = None):
+        """``builtins`` performs the ffl steps; given only to runs under CONTROL_PATCH (``control``), which
+        also clean up a cancelled run (cancellation.py)."""
+        self.builtins = builtins
+        self.control = builtins is not None
         self.program = program
         self.config = config
         self.tracker = tracker
@@ -111,6 +119,10 @@ class Interpreter:
             # The run is the root step: like any caught step it returns error/error_type beside the yields.
             returns, _ = await self.run_catch(decl.catch, decl, None, failure, params, None, "")
             return returns
+        except asyncio.CancelledError:
+            if self.control and decl.catch is not None:  # the workflow's own catch cleans up last
+                await self.clean_up(decl.catch, decl, None, params, None, "", decl.qname)
+            raise
 
     async def run_declaration(self, decl: FacetDecl, params: dict[str, Any], path: str,
                               caller: Scope | None, initial: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -191,6 +203,10 @@ class Interpreter:
         except (StepFailure, Skipped) as failure:
             self.tracker.block(path, kind, "failed", parent=owner, error=str(failure))
             raise
+        except asyncio.CancelledError:
+            if self.control:
+                self.tracker.block(path, kind, "cancelled", parent=owner, error=CANCELLED_MESSAGE)
+            raise
         self.tracker.block(path, kind, "completed", parent=owner)
         return writes
 
@@ -200,7 +216,8 @@ class Interpreter:
         for step in steps:
             if step.name not in scope.steps:  # a catch block's steps get their handles here
                 scope.steps[step.name] = self.handle(step)
-        results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name]))
+        results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name]),
+                                 settle=self.control)
         writes = [write for step_writes in results for write in step_writes]
         for item in block.yields:
             writes.append(await self.run_yield(item, scope))
@@ -246,7 +263,8 @@ class Interpreter:
                                 self.handles(block.steps))
             return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner), (var, items[index]))
 
-        return await windowed(len(indexes), iteration, max(FOREACH_WINDOW, self.admission.limit))
+        return await windowed(len(indexes), iteration, max(FOREACH_WINDOW, self.admission.limit),
+                              settle=self.control)
 
     async def run_when(self, block: Block, scope: Scope) -> list[Write]:
         """Every case whose condition holds runs, concurrently; ``case _`` only if none did."""
@@ -335,11 +353,34 @@ class Interpreter:
             handle.fail()
             self.tracker.step(path, name, "failed", statement_id=step.id, error=str(failure), object_type=kind)
             raise
+        except asyncio.CancelledError:
+            handle.fail()
+            if self.control:
+                catch = step.catch or (target.catch if target is not None else None)
+                if catch is not None:
+                    await self.clean_up(catch, target, step, args or {}, scope, path, name)
+                self.tracker.step(path, name, "cancelled", statement_id=step.id, error=CANCELLED_MESSAGE,
+                                  object_type=kind)
+            raise
         except BaseException:
             handle.fail()
             raise
         handle.resolve(returns)
         return writes
+
+    async def clean_up(self, catch: Catch, decl: FacetDecl | None, step: Step | None, args: dict[str, Any],
+                       scope: Scope | None, path: str, name: str) -> None:
+        """A cancelled step's catch, run to its end as cleanup with ``error_type == "Cancelled"``.
+
+        Its activities run although the run is being cancelled; a cleanup that
+        fails is logged, and the cancellation goes on either way.
+        """
+        self.tracker.log(path, "cancelled: running its catch as cleanup")
+        cancelled = StepFailure(path, name, CANCELLED_MESSAGE, CANCELLED_TYPE)
+        try:
+            await shielded(lambda: self.run_catch(catch, decl, step, cancelled, args, scope, path))
+        except (StepFailure, Skipped) as failure:
+            self.tracker.log(path, f"cleanup failed: {failure}")
 
     def step_arguments(self, step: Step, scope: Scope, path: str, name: str) -> dict[str, Any]:
         try:
@@ -352,9 +393,15 @@ class Interpreter:
         """The call itself, one branch per kind of callee. A step's own tail takes precedence over a body."""
         check_nesting(scope, path, step.call.facet or step.call.name, self.config.max_nesting_depth)  # boundary
         own_tail = bool(step.blocks)
+        if step.call.kind == "builtin":
+            # A step of namespace ffl (a timer, a wait for a signal): the workflow performs it itself.
+            if self.builtins is None:
+                raise StepFailure(path, step.call.facet or "", "built-in steps need a run started by a release "
+                                  "that has them", "InterpreterError")
+            return await self.builtins.run(step.call.facet or "", args, path)
         if target is not None and dispatched(target):
             # An event (or prompt) facet: its handler answers; a body of its own runs after the handler.
-            returns = await self.run_event(target, args, path, self.summary(step, path))
+            returns = await self.run_event(target, args, path, self.summary(step, path), step.call)
             if has_body(target) and not own_tail:
                 return await self.run_declaration(target, args, path, scope, initial=returns)
             return self.return_defaults(target, returns, args, path)
@@ -422,24 +469,28 @@ class Interpreter:
                 self.step_texts[step.id] = text
         return activity_summary(text, path, self.root)
 
-    async def run_event(self, decl: FacetDecl, args: dict[str, Any], path: str, summary: str = "") -> dict[str, Any]:
+    async def run_event(self, decl: FacetDecl, args: dict[str, Any], path: str, summary: str = "",
+                        call: Call | None = None) -> dict[str, Any]:
         """An event facet's handler: the activity named after the facet, on its queue, admitted by the run.
 
-        The one place a handler is called: its options were built when the program loaded.
+        The one place a handler is called: its options were built when the program loaded (a call with a
+        policy of its own, on its first use). A handler cancelled with its run cancels the step.
         """
         facet = decl.qname
         size = oversize(args)
         if size is not None:
             raise StepFailure(path, facet, too_large("arguments", size), "PayloadTooLarge")
-        options = self.options.facet(facet)
+        options, retry = self.options.for_call(facet, call)
         self.tracker.task(path, facet, options["task_queue"], args)
         try:
             async with self.admission.slot(facet):
                 result = await workflow.execute_activity(facet, args, activity_id=path, summary=summary or path,
                                                          **options)
         except ActivityError as err:
+            if self.control and cancelled_activity(err):
+                raise asyncio.CancelledError(f"step '{path}' ({facet}) cancelled with its run") from err
             message, error_type = activity_failure(err)
-            message = timeout_message(err, options["task_queue"], self.config.retry_for(facet)) or message  # boundary
+            message = timeout_message(err, options["task_queue"], retry) or message  # boundary
             # The handler side prefixes the facet name; ``error`` holds the handler's own message.
             raise StepFailure(path, facet, message.removeprefix(f"{facet}: "), error_type) from err
         if result is None:
