@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
-from ..activities.dispatch import build_handler_activity
+from ..activities.dispatch import build_handler_activity, handler_worker_options
 from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handlers
 from ..activities.listeners import TaskListener
 from ..program.config import RuntimeConfig
@@ -106,6 +106,7 @@ def build_worker(
         activity_executor=ThreadPoolExecutor(max_workers=16, thread_name_prefix=f"ffl-act-{queue}"),
         graceful_shutdown_timeout=timedelta(seconds=shutdown_grace),
         **runner,
+        **handler_worker_options(),  # heartbeats, and so cancellations, travel within seconds
     )
 
 

@@ -25,6 +25,7 @@ with workflow.unsafe.imports_passed_through():
         LOAD_PROGRAM_ACTIVITY,
         MEMO_PROGRAM_HASH,
         MIRROR_ACTIVITY,
+        SIGNALS_QUERY,
         STEPS_QUERY,
     )
     from interpreter.program.display import program_details, short_name
@@ -40,7 +41,7 @@ from .cancellation import CONTROL_PATCH
 from .limits import oversize, too_large
 from .options import ActivityOptions, load_program_options
 from .runner import Interpreter
-from .signals import SIGNALS_QUERY, Signals, decode_payload
+from .signals import Signals, decode_payload
 from .state import Skipped, StepFailure, activity_failure
 from .tracker import Tracker
 

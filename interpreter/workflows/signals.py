@@ -35,9 +35,6 @@ with workflow.unsafe.imports_passed_through():
 
 from .tracker import Tracker
 
-SIGNALS_QUERY = "signals"
-"""Query name answering every signal the run received and what became of it."""
-
 RECEIVED_LIMIT = 1_000
 """Most signals the ``signals`` query lists (the newest); older ones only count."""
 
