@@ -82,7 +82,7 @@ class _Runner:
             for task in started:
                 task.cancel()
             if self.settle and started:
-                await asyncio.wait(started)
+                await workflow.wait(started)  # in start order (asyncio.wait returns sets)
             raise
         failure = first_failure(self.results)
         if failure is not None:

@@ -208,3 +208,33 @@ async def test_a_second_cancel_terminates_the_run_at_once(temporal_client, tempo
         assert "terminated at once" in second.stdout
         description = await handle.describe()
     assert description.status.name == "TERMINATED"
+
+
+APPROVE = """
+namespace c {
+    workflow Approve() => (payload: Json) andThen {
+        a = ffl.WaitForSignal(name = "approve")
+        yield Approve(payload = a.payload)
+    }
+}
+"""
+
+
+async def test_ffl_signal_sends_signals_and_updates(temporal_client, temporal_service, tmp_path):
+    address = temporal_service.address
+    async with served(temporal_client, APPROVE, tmp_path) as env:
+        first = await env.start("c.Approve")
+        await wait_for_step(first, "b0/a", lambda r: bool(r.get("waiting")))
+        refused = await asyncio.to_thread(ffl, address, "signal", first.id, "aprove", '{"ok": true}', "--wait")
+        assert refused.returncode == 1
+        assert "update 'aprove' refused" in refused.stderr and "no step waits for signal 'aprove'" in refused.stderr
+        bad = await asyncio.to_thread(ffl, address, "signal", first.id, "approve", "{ok}")
+        assert bad.returncode == 1 and "not valid JSON" in bad.stderr
+        accepted = await asyncio.to_thread(ffl, address, "signal", first.id, "approve", '{"ok": true}', "--wait")
+        assert accepted.returncode == 0, accepted.stderr
+        assert accepted.stdout.strip() == f"update 'approve' accepted by {first.id}: step b0/a goes on"
+        assert await first.result() == {"payload": {"ok": True}}
+        second = await env.start("c.Approve")
+        sent = await asyncio.to_thread(ffl, address, "signal", second.id, "approve", '[1, 2]')
+        assert sent.returncode == 0 and sent.stdout.strip() == f"signal 'approve' sent to {second.id}"
+        assert await second.result() == {"payload": [1, 2]}
