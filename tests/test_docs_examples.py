@@ -155,6 +155,7 @@ HANDLERS: dict[str, Any] = {
     "demo.Echo": _echo,
     "ai.Summarize": _summarize,
     "lex.Id": _same,
+    "ops.Echo": _echo,
 }
 
 

@@ -17,3 +17,27 @@ def test_mongo_wire_server_round_trip(mongo_service, mongo_db_name) -> None:
     coll = client[mongo_db_name]["probe"]
     coll.insert_one({"_id": "a", "n": 1})
     assert coll.find_one({"_id": "a"}) == {"_id": "a", "n": 1}
+
+
+def test_a_port_taken_before_the_service_binds_it_is_retried_on_a_fresh_port(monkeypatch) -> None:
+    """free_port() can hand out a port another process takes first: the service starts on another one."""
+    import socket
+
+    from interpreter.local import services
+
+    squatter = socket.socket()
+    squatter.bind(("127.0.0.1", 0))  # bound, not listening: the child's bind fails, a probe is refused
+    taken = squatter.getsockname()[1]
+    real_free_port = services.free_port
+    offered = iter([taken])
+    monkeypatch.setattr(services, "free_port", lambda: next(offered, None) or real_free_port())
+    try:
+        mongo = services.start_mongo()
+        try:
+            assert mongo.port != taken
+            client = pymongo.MongoClient(mongo.extra["uri"], serverSelectionTimeoutMS=5000)
+            assert client.admin.command("ping")["ok"] == 1
+        finally:
+            mongo.stop()
+    finally:
+        squatter.close()

@@ -12,6 +12,20 @@ holds even when the interpreter worker that sets the activity's start-to-close
 timeout never saw the registration; an attempt past it fails as
 ``HandlerTimeout`` and is retried like any failure. A sync handler's thread
 cannot be stopped: its late result is dropped.
+
+Heartbeats and cancellation. Until a handler heartbeats itself, the activity
+heartbeats for it (``AUTO_HEARTBEAT_SECONDS``): its worker's death is then
+noticed within the step's heartbeat timeout, and a cancellation of the step
+reaches the worker (Temporal delivers it in heartbeat responses). From the
+handler's first own ``_task_heartbeat()`` on, only its own heartbeats count,
+so a handler that stalls fails its attempt and is retried. A cancelled
+``async def`` handler sees ``asyncio.CancelledError`` where it awaits; a
+plain ``def`` handler sees it raised by its next ``_task_heartbeat()``, and
+gets ``CANCEL_GRACE_SECONDS`` to do so before the step is reported cancelled.
+
+A handler that raises ``CompleteLater`` leaves its step open: Temporal's
+asynchronous completion, finished with the ``_task_token`` of its payload
+(``ffl complete`` / ``ffl fail``); the mirror's task document keeps the token.
 """
 
 from __future__ import annotations
@@ -23,6 +37,7 @@ import logging
 import threading
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Executor, ThreadPoolExecutor
+from datetime import timedelta
 from typing import Any
 
 from temporalio import activity
@@ -31,11 +46,44 @@ from temporalio.exceptions import ApplicationError, CancelledError
 
 from ..program.constants import RUN_IDENTITY_KEY
 from .handler_calls import SyncCalls, encode_returns
-from .handlers import HandlerRegistry, NonRetryableError, is_async_handler
+from .handlers import CompleteLater, HandlerRegistry, NonRetryableError, is_async_handler
 from .listeners import TaskEvent, TaskListener, notify_task
-from .payload import HandlerPayload, TaskIdentity, build_extras
+from .payload import HandlerPayload, TaskIdentity, build_extras, encode_task_token
 
 log = logging.getLogger(__name__)
+
+AUTO_HEARTBEAT_SECONDS = 1.0
+"""How often the activity heartbeats for a handler that has not heartbeated itself (the SDK throttles what is sent)."""
+
+CANCEL_GRACE_SECONDS = 10.0
+"""Time a cancelled plain ``def`` handler gets to see it (at its next ``_task_heartbeat()``) before the step is
+reported cancelled; its thread cannot be stopped, so a handler that never heartbeats runs on, its result dropped."""
+
+HEARTBEAT_THROTTLE = timedelta(seconds=2)
+"""Most time between heartbeats a worker sends: a cancellation reaches a running handler within about this."""
+
+
+def handler_worker_options() -> dict[str, Any]:
+    """Options of a Worker serving handlers: heartbeats (and so cancellations) travel within HEARTBEAT_THROTTLE."""
+    return {"max_heartbeat_throttle_interval": HEARTBEAT_THROTTLE,
+            "default_heartbeat_throttle_interval": HEARTBEAT_THROTTLE}  # fmt: skip
+
+
+class _Beats:
+    """One attempt's heartbeat state: whether the handler heartbeated itself, and whether the step was cancelled."""
+
+    def __init__(self) -> None:
+        self.own = False
+        self.cancelled = threading.Event()
+
+    async def keep_alive(self, heartbeat_timeout: timedelta | None) -> None:
+        """Heartbeat for the handler until its first own heartbeat, several times within a short timeout."""
+        interval = AUTO_HEARTBEAT_SECONDS
+        if heartbeat_timeout:
+            interval = min(interval, heartbeat_timeout.total_seconds() / 4)
+        while not self.own:
+            activity.heartbeat()
+            await asyncio.sleep(interval)
 
 def _error(facet: str, exc: BaseException) -> ApplicationError:
     """The application error a failed handler becomes: type = class name, message names the facet."""
@@ -114,31 +162,57 @@ def build_handler_activity(
         loop_thread = threading.get_ident()
         loop_context = contextvars.copy_context()
 
+        beats = _Beats()
+
         def send_heartbeat(*details: Any) -> None:
             if threading.get_ident() == loop_thread:
-                activity.heartbeat(*details)
-            else:  # the SDK's async-activity heartbeat must be called on the event loop
+                beats.own = True
+                if not info.is_local:  # a local activity has no heartbeats: its worker is the workflow's
+                    activity.heartbeat(*details)
+                return
+            if beats.cancelled.is_set():  # a plain handler learns of its cancellation here
+                raise asyncio.CancelledError(f"step {info.activity_id} ({facet}) was cancelled")
+            beats.own = True
+            if not info.is_local:  # the SDK's async-activity heartbeat must be called on the event loop
                 loop.call_soon_threadsafe(lambda: activity.heartbeat(*details), context=loop_context)
 
-        identity = TaskIdentity(workflow_id, run_id, info.activity_id, facet, queue,
-                                info.attempt)  # fmt: skip
+        token = encode_task_token(info.task_token)
+        identity = TaskIdentity(workflow_id, run_id, info.activity_id, facet, queue, info.attempt,
+                                token)  # fmt: skip
         payload = HandlerPayload(step_args, build_extras(identity, registration.metadata, listeners, send_heartbeat,
                                                          activity.logger))  # fmt: skip
         limit = limits.get(facet)
         if limit is not None:
             _warn_if_cut_short(facet, limit, info.start_to_close_timeout, warned)
         notify_task(listeners, task_event("running"))
+        keeper = asyncio.create_task(beats.keep_alive(info.heartbeat_timeout) if not info.is_local else asyncio.sleep(0))
+        plain = not is_async_handler(fn)
         try:
             async with asyncio.timeout(limit) as deadline:
-                if is_async_handler(fn):
-                    result = await fn(payload)
-                else:
+                if plain:
                     thread_context = contextvars.copy_context()
                     result = await calls.run(get_pool(), thread_context.run, fn, payload)  # boundary
+                else:
+                    result = await fn(payload)
                 if inspect.isawaitable(result):
                     result = await result
             returns = _returns(facet, result)
             encoded = encode_returns(returns)  # boundary: JSON-checked once; refused values are non-retryable
+        except CompleteLater as exc:
+            error = _complete_later_refused(facet, info.heartbeat_timeout, info.is_local)
+            if error is not None:
+                notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
+                raise error from exc
+            activity.logger.info("%s completes later (%s): ffl complete TASK_TOKEN JSON finishes it", facet,
+                                 exc or "no reason given")
+            notify_task(listeners, task_event("running", task_token=token))
+            activity.raise_complete_async()
+        except asyncio.CancelledError:
+            if plain:  # tell the thread (its next heartbeat raises), then give it a moment to finish
+                beats.cancelled.set()
+                await calls.settle(CANCEL_GRACE_SECONDS)
+            notify_task(listeners, task_event("canceled"))
+            raise
         except CancelledError:
             raise
         except TimeoutError as exc:
@@ -149,6 +223,8 @@ def build_handler_activity(
             error = _error(facet, exc)
             notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
             raise error from exc
+        finally:
+            keeper.cancel()
         notify_task(listeners, task_event("completed", returns=returns))
         return encoded
 
@@ -162,6 +238,25 @@ def logical_run(step_args: dict[str, Any], info: activity.Info) -> tuple[str, st
     if isinstance(named, list) and len(named) == 2 and all(isinstance(part, str) for part in named):
         return named[0], named[1]
     return info.workflow_id or "", info.workflow_run_id or ""
+
+
+def _complete_later_refused(facet: str, heartbeat_timeout: timedelta | None,
+                            local: bool = False) -> ApplicationError | None:
+    """The error for a CompleteLater that its step's heartbeat timeout would end before anyone answers, or that
+    runs as a local activity (which has no task token to complete it by)."""
+    if local:
+        return ApplicationError(
+            f"{facet}: the handler completes later, but the step runs as a local activity of the interpreter "
+            f"worker, which cannot: declare the facet with ffl.Timeout(heartbeat_seconds = 0, "
+            f"start_to_close_seconds = ...) or list it in the configuration's remote_facets",
+            type="CompleteLaterRefused", non_retryable=True)  # fmt: skip
+    if not heartbeat_timeout:
+        return None
+    return ApplicationError(
+        f"{facet}: the handler completes later, but the step has a heartbeat timeout of "
+        f"{heartbeat_timeout.total_seconds():g} s, which would end it before an outside system answers: declare the "
+        f"facet with ffl.Timeout(heartbeat_seconds = 0, start_to_close_seconds = ...)",
+        type="CompleteLaterRefused", non_retryable=True)  # fmt: skip
 
 
 def _timeout(facet: str, limit: float | None, exc: BaseException) -> ApplicationError:

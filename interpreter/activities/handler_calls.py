@@ -75,6 +75,14 @@ class SyncCalls:
         return await asyncio.wrap_future(future)
 
 
+    async def settle(self, timeout: float) -> None:
+        """Wait up to ``timeout`` for the current step's latest call to finish (it was told to stop)."""
+        info = activity.info()
+        calls = self.running.get((info.workflow_id or "", info.workflow_run_id or "", info.activity_id), [])
+        if calls and not calls[-1].done():
+            await asyncio.wait({asyncio.wrap_future(calls[-1])}, timeout=timeout)
+
+
 def encode_returns(returns: dict[str, Any]) -> RawValue:
     """The returns as the payload the workflow receives; refused (non-retryable) if they cannot get there."""
     try:

@@ -26,7 +26,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import ModuleType
-from typing import Any
+from typing import Any, NoReturn
 
 from .handler_imports import HandlerLoadError, import_module_uri, import_spec
 
@@ -38,12 +38,29 @@ ENTRY_POINTS = ("register_handlers", "register_all_registry_handlers", "register
 """Module functions called with the registry, in order of preference (the first one found is called)."""
 _AREA_ENTRY_POINT = re.compile(r"register_\w+_handlers")
 
-__all__ = ["HandlerLoadError", "HandlerRegistry", "NonRetryableError", "Registration", "handler", "load_handlers",
-           "queue_for"]  # fmt: skip
+__all__ = ["CompleteLater", "HandlerLoadError", "HandlerRegistry", "NonRetryableError", "Registration",
+           "complete_later", "handler", "load_handlers", "queue_for"]  # fmt: skip
 
 
 class NonRetryableError(Exception):
     """Raise (or subclass) in a handler to fail the step without further retries."""
+
+
+class CompleteLater(Exception):  # noqa: N818 - it says what the handler wants, it is no error
+    """Raise in a handler that has handed its work to an outside system: the step stays open.
+
+    The step completes when something calls ``ffl complete TASK_TOKEN JSON`` (or
+    fails with ``ffl fail TASK_TOKEN MESSAGE``), from any process, with the
+    token the handler found in ``payload["_task_token"]`` (Temporal's
+    asynchronous activity completion). The facet needs timeouts that leave the
+    outside system its time: ``with ffl.Timeout(start_to_close_seconds = ...,
+    heartbeat_seconds = 0)``.
+    """
+
+
+def complete_later(reason: str = "") -> NoReturn:
+    """``raise CompleteLater(reason)``: the step completes later, through its ``payload["_task_token"]``."""
+    raise CompleteLater(reason)
 
 
 @dataclass(frozen=True)

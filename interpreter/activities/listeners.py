@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Literal, Protocol, runtime_checkable
 
-TaskState = Literal["running", "completed", "failed"]
+TaskState = Literal["running", "completed", "failed", "canceled"]
+"""``canceled``: the step was cancelled while its handler ran (the original's spelling of task states)."""
 
 _log = logging.getLogger(__name__)
 
@@ -35,6 +36,8 @@ class TaskEvent:
     returns: dict | None = None
     error: str | None = None
     error_type: str | None = None
+    task_token: str | None = None
+    """Set on the ``running`` event of a step whose handler raised CompleteLater: the token to finish it with."""
     time: datetime = field(default_factory=_now)
 
 

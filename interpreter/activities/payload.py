@@ -8,6 +8,9 @@ Extras (reachable by key, never iterated — see HandlerPayload):
   replay (a UUIDv5 of the activity's workflow id and activity id = step path);
 - ``_handler_metadata``: the ``metadata`` its registration gave (else ``{}``);
 - ``_retry_count`` / ``_is_retry``: the attempt, from 0 / after the first;
+- ``_task_token``: this attempt's Temporal task token (URL-safe base64), for
+  a handler that raises ``CompleteLater``: ``ffl complete TOKEN JSON`` or
+  ``ffl fail TOKEN MESSAGE`` finishes the step from any process;
 - ``_step_log(message, level="info", details=None)``: a log line for the
   worker log and the mirror, ``level`` one of info, success, warning, error;
   ``_step_log.append({"message", "level", "details"})`` does the same, for the
@@ -15,11 +18,15 @@ Extras (reachable by key, never iterated — see HandlerPayload):
 - ``_task_heartbeat(progress_pct=None, progress_message=None)``: a Temporal
   heartbeat whose details carry the progress (``ffl status`` shows it, the
   mirror's task document keeps it); ``_task_heartbeat(details)`` with any
-  other single value sends that value as the heartbeat's details.
+  other single value sends that value as the heartbeat's details. Once the
+  step is cancelled, a plain ``def`` handler's next call raises
+  ``asyncio.CancelledError`` (an ``async def`` handler is cancelled where it
+  awaits); until a handler's first heartbeat, its worker heartbeats for it.
 """
 
 from __future__ import annotations
 
+import base64
 import logging
 import time
 import uuid
@@ -30,7 +37,7 @@ from typing import Any
 from .listeners import LogEvent, ProgressEvent, TaskListener, notify_log, notify_progress
 
 EXTRA_KEYS = ("_facet_name", "_task_uuid", "_handler_metadata", "_step_log", "_task_heartbeat", "_retry_count",
-              "_is_retry")  # fmt: skip
+              "_is_retry", "_task_token")  # fmt: skip
 STEP_LOG_LEVELS = {"info": logging.INFO, "success": logging.INFO, "warning": logging.WARNING,
                    "error": logging.ERROR}  # fmt: skip
 _TASK_NAMESPACE = uuid.UUID("0c6f1f5e-7d43-5a8e-bb1e-3f2a9c4d7e10")
@@ -144,6 +151,24 @@ class TaskIdentity:
     facet: str
     queue: str
     attempt: int
+    task_token: str = ""
+
+
+def encode_task_token(token: bytes) -> str:
+    """A task token as text a shell can pass (``ffl complete TOKEN ...``)."""
+    return base64.urlsafe_b64encode(token).decode("ascii")
+
+
+def decode_task_token(text: str) -> bytes:
+    """The task token ``encode_task_token`` gave; ValueError for text that is not one."""
+    try:
+        token = base64.urlsafe_b64decode(text.strip().encode("ascii") + b"=" * (-len(text.strip()) % 4))
+    except (ValueError, UnicodeEncodeError) as err:
+        raise ValueError(f"not a task token (expected the URL-safe base64 text of payload['_task_token']): {err}") \
+            from None
+    if not token:
+        raise ValueError("not a task token: it is empty")
+    return token
 
 
 def build_extras(task: TaskIdentity, metadata: Mapping[str, Any], listeners: Sequence[TaskListener],
@@ -181,4 +206,5 @@ def build_extras(task: TaskIdentity, metadata: Mapping[str, Any], listeners: Seq
         "_task_heartbeat": heartbeat,
         "_retry_count": task.attempt - 1,
         "_is_retry": task.attempt > 1,
+        "_task_token": task.task_token,
     }

@@ -20,6 +20,7 @@ _COMMAND_MODULES = (
     "interpreter.cli.status_cmds",
     "interpreter.cli.search_attrs",
     "interpreter.cli.mirror_cmds",
+    "interpreter.cli.control_cmds",
 )
 
 

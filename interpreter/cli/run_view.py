@@ -18,7 +18,7 @@ from typing import Any
 
 from temporalio.client import WorkflowQueryFailedError
 
-from ..program.constants import LOAD_PROGRAM_ACTIVITY, MEMO_PROGRAM_HASH, STEPS_QUERY
+from ..program.constants import LOAD_PROGRAM_ACTIVITY, MEMO_PROGRAM_HASH, SIGNALS_QUERY, STEPS_QUERY
 from ..program.queries import MAX_LIMIT, StepsPage, StepsQuery
 from .heartbeats import pending_progress
 
@@ -80,6 +80,7 @@ class RunView:
     progress: dict[str, dict[str, Any]] = field(default_factory=dict)  # step path → handler's last heartbeat
     children: list[dict[str, Any]] = field(default_factory=list)  # child workflows of large foreach blocks
     finished_children: dict[str, int] = field(default_factory=dict)  # step counts of children that finished
+    signals: dict[str, Any] | None = None  # the run's ``signals`` query: received, kept, waiting
     failure: Failure | None = None
     returns: Any = None
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -198,6 +199,8 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
         item.pollers = by_queue.get(item.queue) if item.queue else None
     try:
         view.steps = await asyncio.wait_for(query_all_steps(handle, client, view), query_timeout)
+        with contextlib.suppress(Exception):  # a run of a release before signals has no such query
+            view.signals = await asyncio.wait_for(handle.query(SIGNALS_QUERY), query_timeout)
     except Exception as exc:  # noqa: BLE001 - reported, the rest of the view still helps
         view.steps_error = await _why_no_steps(client, view, exc)
         if view.closed_run:  # the history still tells what each handler call did

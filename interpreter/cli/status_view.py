@@ -95,6 +95,8 @@ def step_rows(view: RunView) -> list[dict[str, Any]]:
                            last_error=pending.last_error, worker=pending.worker, queue=pending.queue)
                 if view.progress.get(pending.path):  # the handler's last heartbeat: progress_pct/message
                     row["progress"] = view.progress[pending.path]
+            elif record.get("waiting"):  # a built-in step: a timer or a wait for a signal
+                display, detail = "waiting", str(record["waiting"])
             else:
                 display = "running"
         else:
@@ -213,11 +215,21 @@ def render(view: RunView, *, values: bool = True) -> list[str]:
     if view.steps is not None:
         lines.append(counts_line(run_counts(view, rows)))
         lines += tree_lines(rows, values=values)
+    lines += signal_lines(view)
     orphans = [p for p in view.pending.values() if p.path not in {str(r.get("path")) for r in rows}]
     for pending in orphans:
         display, detail = pending_detail(pending, view.now)
         lines.append(f"{MARKS[display]} activity {pending.facet} ({pending.path})  [{display}: {detail}]")
     return lines
+
+
+def signal_lines(view: RunView) -> list[str]:
+    """Signals the run keeps because no step has taken them yet (they are never dropped)."""
+    kept = (view.signals or {}).get("kept") or {}
+    if not kept:
+        return []
+    names = ", ".join(f"'{name}' ×{count}" for name, count in sorted(kept.items()))
+    return [f"signals kept, no step has taken them yet: {names}"]
 
 
 def _iso(when: datetime | None) -> str | None:
@@ -251,6 +263,7 @@ def to_json(view: RunView, *, values: bool = True) -> dict[str, Any]:
         "children": view.children,
         "steps": steps if view.steps is not None else None,
         "steps_error": view.steps_error,
+        "signals": view.signals,
         "pending": [{"path": p.path, "facet": p.facet, "state": p.state, "attempt": p.attempt,
                      "maximum_attempts": p.maximum_attempts, "last_error": p.last_error, "worker": p.worker,
                      "queue": p.queue, "pollers": p.pollers} for p in view.pending.values()],

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from datetime import timedelta
 from pathlib import Path
 
-from ..activities.dispatch import build_handler_activity
+from ..activities.dispatch import build_handler_activity, handler_worker_options
 from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handlers
 from ..activities.listeners import TaskListener
 from ..program.config import RuntimeConfig
@@ -117,6 +117,7 @@ def build_worker(
         graceful_shutdown_timeout=timedelta(seconds=shutdown_grace),
         **({"max_concurrent_activities": max_concurrent_activities} if max_concurrent_activities else {}),
         **runner,
+        **handler_worker_options(),  # heartbeats, and so cancellations, travel within seconds
     )
 
 

@@ -6,7 +6,7 @@ from collections.abc import Iterable
 
 from ..program.facts import accepted_names
 from ..program.model import Arg, Call, FacetDecl, ImplicitDecl, Loc, MixinCall, Yield
-from .fields import facet, facet_fields, schema
+from .fields import JSON, Ty, facet, facet_fields, schema, ty
 from .suggest import did_you_mean
 from .symbols import SymbolTable
 
@@ -118,3 +118,42 @@ def yield_problems(table: SymbolTable, item: Yield) -> list[Problem]:
         if a.name not in fields
     ]
     return out
+
+
+def _fits(found: Ty, declared: Ty) -> bool:
+    """Whether a value of static type ``found`` may be passed where ``declared`` is expected (unknown: yes)."""
+    if found is None or declared is None or found == JSON or declared == JSON or found == declared:
+        return True
+    numbers = {"Long", "Int", "Double"}
+    if found[1] == declared[1] and found[0] in numbers and declared[0] in numbers:
+        return declared[0] == "Double" or found[0] != "Double"  # a whole number fits Double, not the other way
+    return False
+
+
+def builtin_problems(table: SymbolTable, call: Call, types: dict[str, Ty]) -> list[Problem]:
+    """A built-in step's call: every parameter without a default given, each of a fitting type where known.
+
+    Built-ins have no handler to forgive a missing or wrong argument, so these
+    are errors, as a typo in a timer would otherwise only show once the run waits.
+    """
+    decl = facet(table, call.facet)
+    if decl is None:
+        return []
+    out: list[Problem] = []
+    given = {a.name for a in call.args}
+    for param in decl.params:
+        if param.default is None and param.name not in given:
+            out.append((call.loc, f"'{decl.qname}' needs argument '{param.name}'"))
+    declared = {p.name: ty(p.type) for p in decl.params}
+    for arg in call.args:
+        expected = declared.get(arg.name)
+        if arg.name in types and expected is not None and not _fits(types[arg.name], expected):
+            found, want = types[arg.name], expected
+            out.append((arg.loc or call.loc, f"argument '{arg.name}' of '{decl.qname}' expects "
+                                             f"{_show(want)}, got {_show(found)}"))
+    return out
+
+
+def _show(t: Ty) -> str:
+    assert t is not None
+    return "[" * t[1] + t[0] + "]" * t[1]

@@ -14,6 +14,8 @@ from ..program.model import FacetDecl, ImplicitDecl, Program, SchemaDecl, Source
 from ..program.scripts import assign_script_ids
 from .diagnostics import CompileError, Diagnostic, FFLSyntaxError, errors_of, warnings_of
 from .gcpause import collector_paused
+from .policies import extract_policies
+from .prelude import parse_prelude
 from .recursion import recursion_problems
 from .resolve import resolve
 from .sources import read_sources
@@ -42,17 +44,19 @@ def analyse(files: list[SourceFile]) -> tuple[Program, list[Diagnostic]]:
 
     The Program is complete only when no diagnostics are returned.
     """
-    table = SymbolTable.build(sorted(files, key=lambda f: f.path))
+    table = SymbolTable.build([parse_prelude(), *sorted(files, key=lambda f: f.path)])
     problems = list(table.diagnostics)
     problems += resolve(table)
+    problems += extract_policies(table)  # ffl.Retry/Timeout/Queue mixins become activity options
     implicits: dict[str, list[ImplicitDecl]] = {}
     for entry in table.entries:
         if isinstance(entry.decl, ImplicitDecl) and entry.decl.call.facet:
             implicits.setdefault(entry.decl.call.facet, []).append(entry.decl)
     problems += check_decls(table, implicits)
+    own = table.user_entries()  # the prelude's declarations stay out of the program: built-in calls are marked
     program = Program(
-        facets={e.decl.qname: e.decl for e in table.entries if isinstance(e.decl, FacetDecl)},
-        schemas={e.decl.qname: e.decl for e in table.entries if isinstance(e.decl, SchemaDecl)},
+        facets={e.decl.qname: e.decl for e in own if isinstance(e.decl, FacetDecl)},
+        schemas={e.decl.qname: e.decl for e in own if isinstance(e.decl, SchemaDecl)},
         implicits=implicits,
     )
     problems += recursion_problems(program)  # composed facets calling each other without end

@@ -226,7 +226,7 @@ class _Builder:
     def step_kind(step: Step, decl: FacetDecl | None) -> str:
         if step.call.kind == "schema":
             return "record"
-        if step.call.kind == "event" or (decl is not None and (decl.kind == "event" or decl.prompt is not None)):
+        if step.call.kind in ("event", "builtin") or (decl is not None and (decl.kind == "event" or decl.prompt is not None)):
             return "event"
         if decl is not None and (decl.blocks or decl.script is not None):
             return "composed"

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
+from ..program.builtins import is_builtin
 from ..program.model import (
     BUILTIN_TYPES,
     Block,
@@ -110,8 +111,8 @@ class Resolver:
         A qualified name is compared with qualified names; a short one with
         short names, each declaration offered as ``ctx`` may write it.
         """
-        if "." in name:
-            return did_you_mean(name, qnames)
+        if "." in name:  # a built-in only for a name written in its namespace (not 'n.Timout' for ffl.Timeout)
+            return did_you_mean(name, [q for q in qnames if is_builtin(name) or not is_builtin(q)])
         offered = written if written is not None else self._as_written(qnames, ctx)
         return did_you_mean(name, [*offered, *extra], key=_short)
 
@@ -196,6 +197,8 @@ class Resolver:
             call.facet = qname
             if isinstance(target, SchemaDecl):
                 call.kind = "schema"
+            elif is_builtin(qname):
+                call.kind = "builtin"  # performed by the workflow itself (program/builtins.py), never a handler
             else:
                 call.kind = target.kind
                 if target.kind == "event":

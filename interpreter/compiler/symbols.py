@@ -11,8 +11,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from ..program.builtins import NAMESPACE as BUILTIN_NAMESPACE
+from ..program.builtins import is_builtin
 from ..program.model import FacetDecl, ImplicitDecl, NamespaceDecl, SchemaDecl, SourceFile, Use
 from .diagnostics import Diagnostic
+from .prelude import PRELUDE_PATH
 
 Declaration = FacetDecl | SchemaDecl | ImplicitDecl
 
@@ -74,6 +77,11 @@ class SymbolTable:
         for decl in decls:
             if isinstance(decl, NamespaceDecl):
                 name = f"{ctx.namespace}.{decl.name}" if ctx.namespace else decl.name
+                if is_builtin(name) and ctx.file != PRELUDE_PATH:
+                    self.diagnostics.append(Diagnostic.at(
+                        decl.loc, f"namespace '{name}' is reserved: '{BUILTIN_NAMESPACE}' holds the built-in facets "
+                                  "(ffl.Sleep, ffl.WaitForSignal, ffl.Retry, ...); choose another name", ctx.file))
+                    continue
                 inner = Context(name, tuple(u.name for u in decl.uses), ctx.file)
                 self.namespaces.add(name)
                 self.uses.extend((use, inner) for use in decl.uses)
@@ -95,7 +103,12 @@ class SymbolTable:
         entry = Entry(decl, ctx)
         self.entries.append(entry)
         self.by_qname[qname] = entry
-        self.by_short.setdefault(decl.name, []).append(qname)
+        if ctx.file != PRELUDE_PATH:  # built-ins resolve by qualified name or through `uses ffl`, never program-wide
+            self.by_short.setdefault(decl.name, []).append(qname)
+
+    def user_entries(self) -> list[Entry]:
+        """The program's own declarations: every entry but the prelude's."""
+        return [entry for entry in self.entries if entry.ctx.file != PRELUDE_PATH]
 
     def namespace_exists(self, name: str) -> bool:
         prefix = name + "."

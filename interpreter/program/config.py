@@ -9,6 +9,9 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
+DEFAULT_HEARTBEAT_SECONDS = 60.0
+"""Heartbeat timeout of handler activities unless a configuration or ``ffl.Timeout`` says otherwise."""
+
 
 class RetryConfig(BaseModel):
     """Retry policy and timeout of one kind of activity."""
@@ -23,9 +26,13 @@ class RetryConfig(BaseModel):
     non_retryable_error_types: list[str] = Field(default_factory=list)
     schedule_to_start_seconds: float | None = Field(default=None, gt=0)
     """Fail the step when no worker has picked its task up within this time (None: wait for one)."""
-    heartbeat_seconds: float | None = Field(default=None, gt=0)
-    """Heartbeat timeout: a handler that heartbeats (``payload["_task_heartbeat"]()``) at least this often
-    is retried this soon after its worker dies, instead of after ``start_to_close_seconds``."""
+    heartbeat_seconds: float | None = Field(default=DEFAULT_HEARTBEAT_SECONDS, gt=0)
+    """Heartbeat timeout (None: none). A step whose worker dies is retried this soon instead of after
+    ``start_to_close_seconds``: the handler activity heartbeats for its handler until the handler's own
+    first ``payload["_task_heartbeat"]()``; from then on the handler must heartbeat at least this often,
+    so a handler that stalls is retried too."""
+    schedule_to_close_seconds: float | None = Field(default=None, gt=0)
+    """Time all attempts of a step may take together, retries and waits between them included (None: no limit)."""
 
 
 class ScriptConfig(BaseModel):

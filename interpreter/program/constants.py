@@ -26,3 +26,6 @@ MEMO_PROGRAM_HASH = "ffl_program_hash"
 
 STEPS_QUERY = "steps"
 """Query name returning the run's steps: path, facet, state, returns, error."""
+
+SIGNALS_QUERY = "signals"
+"""Query name returning the signals a run received (and what became of each), who waits on which name."""

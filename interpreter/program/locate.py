@@ -20,6 +20,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from .builtins import WAIT_FOR_SIGNAL
 from .model import Block, FacetDecl, Program, Step
 
 
@@ -39,6 +40,7 @@ class _Index:
     addresses: dict[int, str]  # id(block) → address
     blocks: dict[str, Block]
     reads: dict[int, BodyReads]
+    signals: dict[int, bool]
 
 
 _CACHE_SIZE = 8
@@ -76,7 +78,7 @@ def _index(program: Program) -> _Index:
         if found is not None and found[0] is program:
             _cache.move_to_end(key)
             return found[1]
-    index = _Index({}, {}, {})
+    index = _Index({}, {}, {}, {})
     for qname in sorted(program.facets):
         for address, block in _decl_blocks(program.facets[qname]):
             index.addresses[id(block)] = address
@@ -137,3 +139,36 @@ def body_reads(program: Program, block: Block) -> BodyReads:
     reads = BodyReads(tuple(name for name in dict.fromkeys(refs) if name not in defined))
     index.reads[id(block)] = reads
     return reads
+
+
+def _all_blocks(block: Block) -> Iterator[Block]:
+    yield from (found for _, found in _blocks(block, ""))
+
+
+def waits_for_signals(program: Program, block: Block) -> bool:
+    """Whether running ``block`` may reach an ``ffl.WaitForSignal``, directly or in a facet it calls.
+
+    Signals go to the run's own workflow, so such a foreach keeps its iterations in the run's history
+    instead of child workflows, which would never see them.
+    """
+    index = _index(program)
+    found = index.signals.get(id(block))
+    if found is not None:
+        return found
+    seen: set[str] = set()
+    pending = [block]
+    result = False
+    while pending and not result:
+        for inner in _all_blocks(pending.pop()):
+            for step in inner.steps:
+                facet = step.call.facet
+                if step.call.kind == "builtin" and facet == WAIT_FOR_SIGNAL:
+                    result = True
+                elif facet and facet not in seen and facet in program.facets:
+                    seen.add(facet)
+                    decl = program.facets[facet]
+                    pending.extend(decl.blocks)
+                    if decl.catch is not None:
+                        pending.append(decl.catch.block)
+    index.signals[id(block)] = result
+    return result

@@ -154,6 +154,40 @@ class Arg(Node):
     loc: Loc | None = None
 
 
+class Policy(Node):
+    """Activity options an event facet or one call of it sets in FFL: ``with ffl.Retry(...)``,
+    ``with ffl.Timeout(...)``, ``with ffl.Queue(...)``.
+
+    The field names are RetryConfig's (plus ``queue``); None keeps what the
+    worker's configuration says. ``heartbeat_seconds == 0`` turns the
+    heartbeat timeout off. A call's policy overrides its facet's, which
+    overrides the worker's configuration.
+    """
+
+    maximum_attempts: int | None = None
+    initial_interval_seconds: float | None = None
+    backoff_coefficient: float | None = None
+    maximum_interval_seconds: float | None = None
+    non_retryable_error_types: list[str] | None = None
+    start_to_close_seconds: float | None = None
+    heartbeat_seconds: float | None = None
+    schedule_to_close_seconds: float | None = None
+    queue: str | None = None
+
+    def retry_updates(self) -> dict[str, Any]:
+        """The RetryConfig fields this policy sets (a heartbeat of 0 becomes None: no heartbeat timeout)."""
+        updates = {name: value for name, value in self.model_dump(exclude={"queue"}).items() if value is not None}
+        if updates.get("heartbeat_seconds") == 0:
+            updates["heartbeat_seconds"] = None
+        return updates
+
+    def over(self, base: Policy | None) -> Policy:
+        """This policy with the fields it leaves unset taken from ``base``."""
+        if base is None:
+            return self
+        return base.model_copy(update=self.model_dump(exclude_none=True))
+
+
 class MixinCall(Node):
     """``with M(args) [as alias]``; ``facet`` is M's qualified name once resolved."""
 
@@ -164,11 +198,13 @@ class MixinCall(Node):
     facet: str | None = None
 
 
-CallKind = Literal["event", "facet", "workflow", "schema"]
+CallKind = Literal["event", "facet", "workflow", "schema", "builtin"]
+"""``builtin``: a step of the reserved namespace ``ffl`` (program/builtins.py), performed by the workflow."""
 
 
 class Call(Node):
-    """``Name(args) with ...``. Resolved fields: ``facet``, ``kind``, ``queue``."""
+    """``Name(args) with ...``. Resolved fields: ``facet``, ``kind``, ``queue``, and ``policy``
+    (this call's ``ffl.Retry``/``ffl.Timeout``/``ffl.Queue`` mixins, taken out of ``mixins``)."""
 
     name: str
     args: list[Arg] = Field(default_factory=list)
@@ -177,6 +213,7 @@ class Call(Node):
     facet: str | None = None
     kind: CallKind | None = None
     queue: str | None = None
+    policy: Policy | None = None
 
 
 class Script(Node):
@@ -287,7 +324,8 @@ class FacetDecl(Node):
 
     ``script`` is the pre-script (runs before ``blocks``); ``prompt`` makes an
     event facet answered by a language model. ``queue`` is the task queue of
-    its namespace (first segment, ``default`` at top level).
+    its namespace (first segment, ``default`` at top level). ``policy`` holds
+    its ``ffl.Retry``/``ffl.Timeout``/``ffl.Queue`` mixins (taken out of ``mixins``).
 
     Compiled for the interpreter: ``accepts`` (argument names a call or a
     run's input may give: parameters, then each signature mixin's alias or,
@@ -312,6 +350,7 @@ class FacetDecl(Node):
     doc: str | None = None
     loc: Loc | None = None
     queue: str = "default"
+    policy: Policy | None = None
     accepts: list[str] | None = None
     required: list[str] | None = None
     return_names: list[str] | None = None

@@ -38,11 +38,13 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
     from interpreter.program.constants import CHUNK_WORKFLOW, LOAD_PROGRAM_ACTIVITY
     from interpreter.program.display import readable_path, short_name, shorten
-    from interpreter.program.locate import block_address, body_reads, find_block
+    from interpreter.program.locate import block_address, body_reads, find_block, waits_for_signals
     from interpreter.program.model import Block
     from interpreter.program.pinned import unpack_program
 
 from .boundaries import nesting
+from .builtins import Builtins
+from .cancellation import CONTROL_PATCH
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, continuation_of
 from .options import ActivityOptions, load_program_options
 from .schedule import windowed
@@ -142,8 +144,10 @@ class Children:
         self.seq_base = seq_base
         self.running: set[asyncio.Task] = set()  # tasks awaiting a child workflow
 
-    def wanted(self, count: int) -> bool:
-        return count > self.interpreter.config.child_threshold
+    def wanted(self, block: Block, count: int) -> bool:
+        """Past the threshold, unless the body waits for signals (those reach the run's own workflow only)."""
+        return count > self.interpreter.config.child_threshold and not waits_for_signals(
+            self.interpreter.program, block)
 
     async def run(self, block: Block, scope: Scope, items: list[Any]) -> list[list[Write]]:
         """All iterations of ``block`` over ``items``, in child workflows; their yields in index order."""
@@ -275,7 +279,9 @@ async def run_chunk(host, args: Sequence[RawValue]) -> ChunkResult:
     tracker.seq = continued.seq if continued is not None else request.seq
     program = await load_pinned(request.workflow, request.program_hash)
     config = RuntimeConfig.model_validate(request.config)
-    host.options = ActivityOptions(program, config, workflow.info().task_queue)
+    control = workflow.patched(CONTROL_PATCH)  # a child is always started by a release with durable control
+    host.control = control
+    host.options = ActivityOptions(program, config, workflow.info().task_queue, control)
     tracker.mirror = config.mirror
     tracker.describe_run(short_name(request.workflow),
                          f"**FFL** iterations {request.first} to {request.first + len(request.items) - 1} of "
@@ -287,7 +293,8 @@ async def run_chunk(host, args: Sequence[RawValue]) -> ChunkResult:
     host.mirror_bytes = MIRROR_BATCH_BYTES_BY_REFERENCE
     flusher = asyncio.create_task(host.flush_mirror()) if config.mirror else None
     scale = Scale(config.continue_after_events, continued)
-    interpreter = Interpreter(program, config, tracker, host.options, scale=scale, seq_base=request.seq)
+    interpreter = Interpreter(program, config, tracker, host.options,
+                              Builtins(host.signals, tracker) if control else None, scale=scale, seq_base=request.seq)
     interpreter.root = short_name(request.workflow)
     interpreter.depth_base = request.depth
     handles = {o.name: Handle.resolved(o.name, tuple(o.declared), o.returns, tuple(o.nullable))

@@ -48,7 +48,7 @@ RESTORE_BATCH = 500
 thousands of completed steps in one activation would pass the SDK's 2 s deadlock detection."""
 
 SCALE_PATCH = "ffl-scale"
-"""Patch introduced after release 0.2.0.dev0: child workflows for large foreach blocks, continue-as-new with a
+"""Patch introduced after release 0.2.0.dev1: child workflows for large foreach blocks, continue-as-new with a
 memo, handlers as local activities where the interpreter serves them. Runs started before it keep one history."""
 
 
@@ -63,6 +63,8 @@ class Continuation:
     config: dict[str, Any] = field(default_factory=dict)
     runs: int = 1
     """Runs of this logical run so far, this one included."""
+    signals: dict[str, Any] | None = None
+    """The run's signals (Signals.carry): payloads kept for a later wait, the received log."""
 
 
 def continuation_of(args: Sequence[RawValue]) -> Continuation | None:
@@ -110,6 +112,7 @@ class Scale:
         self.continued = continued
         self.memo = Memo(continued.memo if continued is not None else None)
         self.children = 0  # child workflows in flight
+        self.builtins = 0  # built-in steps in flight (timers, waits for a signal)
         self.held = 0  # coroutines waiting because the run holds
         self.in_flight = lambda: 0  # activities in flight (the interpreter's admission)
         self.admission_waiting = lambda: False
@@ -159,7 +162,7 @@ class Scale:
 
     def drained(self) -> bool:
         """Held, nothing in flight, and something waits for what the run holds back: time to continue."""
-        return (self.holds() and self.in_flight() == 0 and self.children == 0
+        return (self.holds() and self.in_flight() == 0 and self.children == 0 and self.builtins == 0
                 and (self.held > 0 or self.admission_waiting()))
 
     async def run(self, work: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
@@ -175,7 +178,8 @@ class Scale:
             return True, task.result()
         return False, None
 
-    def carry(self, seq: int, run_id: str, program_hash: str, config: dict[str, Any]) -> Continuation:
+    def carry(self, seq: int, run_id: str, program_hash: str, config: dict[str, Any],
+              signals: dict[str, Any] | None = None) -> Continuation:
         runs = self.continued.runs + 1 if self.continued is not None else 2
         return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
-                            config=config, runs=runs)
+                            config=config, runs=runs, signals=signals)

@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
         LOAD_PROGRAM_ACTIVITY,
         MEMO_PROGRAM_HASH,
         MIRROR_ACTIVITY,
+        SIGNALS_QUERY,
         STEPS_QUERY,
     )
     from interpreter.program.display import program_details, short_name
@@ -36,11 +37,14 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.serialize import ProgramFormatError
 
 from .boundaries import check_params, decode_inputs
+from .builtins import Builtins
+from .cancellation import CONTROL_PATCH
 from .children import run_chunk
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, SCALE_PATCH, Continuation, Scale, continuation_of
 from .limits import oversize, too_large
 from .options import ActivityOptions, load_program_options
 from .runner import Interpreter
+from .signals import Signals, decode_payload
 from .state import Skipped, StepFailure, activity_failure
 from .tracker import Tracker
 
@@ -62,6 +66,8 @@ class FFLWorkflow:
         self.closing = False
         self.options: ActivityOptions | None = None
         self.mirror_bytes = MIRROR_BATCH_BYTES
+        self.signals = Signals(self.tracker)  # signals may arrive before the program is loaded: kept
+        self.control = False
 
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> Any:
@@ -74,10 +80,15 @@ class FFLWorkflow:
         self.tracker.workflow_name = name
         inputs = self.inputs(args)
         program, program_hash, config = await self.load(name, continued)
+        # Durable control (built-ins, policies, cancellation with cleanup) for runs started with it only.
+        self.control = workflow.patched(CONTROL_PATCH)
+        self.signals.logging = self.control
         scale = Scale(config.continue_after_events, continued) if workflow.patched(SCALE_PATCH) else None
         if scale is not None:
             self.mirror_bytes = MIRROR_BATCH_BYTES_BY_REFERENCE
-        self.options = ActivityOptions(program, config, info.task_queue)
+        if continued is not None and continued.signals:
+            self.signals.restore(continued.signals)  # kept payloads and the received log go on
+        self.options = ActivityOptions(program, config, info.task_queue, self.control)
         self.tracker.mirror = config.mirror
         if continued is not None:
             self.tracker.seq, self.tracker.program_hash = continued.seq, program_hash
@@ -90,7 +101,8 @@ class FFLWorkflow:
             if decl is None or decl.kind != "workflow":
                 raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
                                        non_retryable=True)
-            interpreter = Interpreter(program, config, self.tracker, self.options, scale=scale)
+            interpreter = Interpreter(program, config, self.tracker, self.options,
+                                      Builtins(self.signals, self.tracker) if self.control else None, scale=scale)
             params = interpreter.workflow_params(decl, inputs)
             check_params(program, decl, params)  # boundary: declared types, before any step runs
             if continued is None:
@@ -101,8 +113,9 @@ class FFLWorkflow:
                 done, returns = await scale.run(interpreter.run_workflow(decl, params))
                 if not done:
                     await self.drain_mirror(flusher)
-                    workflow.continue_as_new(args=[inputs, scale.carry(self.tracker.seq, self.tracker.run_id,
-                                                                       program_hash, config.model_dump(mode="json"))])
+                    carried = scale.carry(self.tracker.seq, self.tracker.run_id, program_hash,
+                                          config.model_dump(mode="json"), self.signals.carry())
+                    workflow.continue_as_new(args=[inputs, carried])
             size = oversize(returns, interpreter.value_limit)
             if size is not None:
                 raise ApplicationError(f"workflow '{name}': {too_large('returns', size, interpreter.value_limit)}",
@@ -189,6 +202,37 @@ class FFLWorkflow:
         if query is None:
             return self.tracker.snapshot()
         return self.tracker.page(query)
+
+    # ------------------------------------------------------------------ signals and updates
+
+    @workflow.signal(dynamic=True)
+    def on_signal(self, name: str, args: Sequence[RawValue]) -> None:
+        """Any signal: the payload of an ``ffl.WaitForSignal(name = ...)``, taken now or kept for later."""
+        try:
+            payload = decode_payload(args, name)
+        except ApplicationError as err:  # a bad payload must not fail the run: it is refused and said so
+            self.tracker.log("", f"{err.message}: refused")
+            return
+        self.signals.deliver(name, payload)
+
+    @workflow.update(dynamic=True)
+    def on_update(self, name: str, args: Sequence[RawValue]) -> dict[str, Any]:
+        """``ffl signal --wait``: the payload goes to the oldest step waiting on ``name``; returns its path."""
+        step = self.signals.deliver(name, decode_payload(args, name), via="update")
+        return {"step": step}
+
+    @on_update.validator
+    def check_update(self, name: str, args: Sequence[RawValue]) -> None:
+        """Refuse an update that no step waits for (it would have nowhere to go) or whose payload is unsafe."""
+        decode_payload(args, name)
+        if not self.signals.waiting_on(name):
+            raise ApplicationError(f"no step waits for signal '{name}' (an ffl.WaitForSignal(name = \"{name}\") "
+                                   "must be waiting; send a signal instead to have it kept)", type="NotWaiting")
+
+    @workflow.query(name=SIGNALS_QUERY)
+    def signals_received(self) -> dict[str, Any]:
+        """Every signal received (the newest 1,000) and what became of it; who waits on which name."""
+        return self.signals.snapshot()
 
     # ------------------------------------------------------------------ mirror
 

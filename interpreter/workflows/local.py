@@ -7,7 +7,10 @@ handlers, which pins them in ``RuntimeConfig.local_facets``), the step runs
 as a local activity of that worker instead: its result is recorded in the
 run's history as a marker when the workflow task completes, and the next
 step starts at once. ``RuntimeConfig.remote_facets`` opts a facet out
-(handlers that run long, heartbeat, or must run on another machine).
+(handlers that run long, heartbeat, or must run on another machine), and so
+does a policy of FFL that sets a heartbeat timeout or a queue: a local
+activity cannot heartbeat, complete later (``CompleteLater``) or run on
+another queue.
 """
 
 from __future__ import annotations
@@ -15,8 +18,21 @@ from __future__ import annotations
 from temporalio import workflow
 from temporalio.exceptions import ActivityError, FailureError
 
+with workflow.unsafe.imports_passed_through():
+    from interpreter.program.config import RuntimeConfig
+    from interpreter.program.model import Call, FacetDecl
+
 _KEPT = ("start_to_close_timeout", "schedule_to_close_timeout", "retry_policy", "cancellation_type")
 """Options of a handler's activity that a local activity keeps (queue, heartbeat and schedule-to-start do not apply)."""
+
+
+def runs_locally(config: RuntimeConfig, decl: FacetDecl, call: Call | None) -> bool:
+    """Whether this call of ``decl`` runs as a local activity: served in-process, and no policy of FFL asks for
+    what only a remote activity has (a heartbeat timeout of its own, e.g. 0 for CompleteLater, or a queue)."""
+    if not config.runs_locally(decl.qname):
+        return False
+    policies = [policy for policy in (decl.policy, call.policy if call is not None else None) if policy is not None]
+    return not any(policy.heartbeat_seconds is not None or policy.queue for policy in policies)
 
 
 def local_options(options: workflow.ActivityConfig) -> workflow.LocalActivityConfig:

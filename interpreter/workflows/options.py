@@ -14,10 +14,11 @@ from datetime import timedelta
 
 from temporalio import workflow
 from temporalio.common import RetryPolicy
+from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RetryConfig, RuntimeConfig
-    from interpreter.program.model import FacetDecl, Program
+    from interpreter.program.model import Call, FacetDecl, Policy, Program
 
 from .boundaries import heartbeat, schedule_to_start
 
@@ -59,14 +60,44 @@ def dispatched(decl: FacetDecl) -> bool:
     return decl.kind == "event" or decl.prompt is not None
 
 
-class ActivityOptions:
-    """The options of every activity a run starts, built when its program and config are loaded."""
+def policy_options(config: RuntimeConfig, qname: str, default_queue: str,
+                   policy: Policy | None) -> tuple[workflow.ActivityConfig, RetryConfig]:
+    """A handler's options under a policy of FFL (``ffl.Retry``/``Timeout``/``Queue``) over the worker's config.
 
-    def __init__(self, program: Program, config: RuntimeConfig, interpreter_queue: str):
-        self.facets: dict[str, workflow.ActivityConfig] = {
-            qname: handler_options(config.queue_for(qname, decl.queue), config.retry_for(qname))
-            for qname, decl in program.facets.items() if dispatched(decl)
-        }
+    A step waits for its handler to acknowledge a cancellation, so cleanup never races a handler still running.
+    """
+    retry = config.retry_for(qname)
+    if policy is not None:
+        retry = retry.model_copy(update=policy.retry_updates())
+    queue = policy.queue if policy is not None and policy.queue else config.queue_for(qname, default_queue)
+    options = handler_options(queue, retry)
+    if retry.schedule_to_close_seconds:
+        options["schedule_to_close_timeout"] = timedelta(seconds=retry.schedule_to_close_seconds)
+    options["cancellation_type"] = ActivityCancellationType.WAIT_CANCELLATION_COMPLETED
+    return options, retry
+
+
+class ActivityOptions:
+    """The options of every activity a run starts, built when its program and config are loaded.
+
+    With ``control`` (CONTROL_PATCH: runs started since durable control) a
+    facet's policy and a call's are applied, the latter built once per call;
+    without it, the options of the release before.
+    """
+
+    def __init__(self, program: Program, config: RuntimeConfig, interpreter_queue: str, control: bool = False):
+        self.control = control
+        self.config = config
+        self.decls = {qname: decl for qname, decl in program.facets.items() if dispatched(decl)}
+        self.retries: dict[str, RetryConfig] = {}
+        self.facets: dict[str, workflow.ActivityConfig] = {}
+        for qname, decl in self.decls.items():
+            if control:
+                self.facets[qname], self.retries[qname] = policy_options(config, qname, decl.queue, decl.policy)
+            else:
+                self.retries[qname] = config.retry_for(qname)
+                self.facets[qname] = handler_options(config.queue_for(qname, decl.queue), self.retries[qname])
+        self.calls: dict[int, tuple[workflow.ActivityConfig, RetryConfig]] = {}  # by id(call): its own policy
         self.script = _with_retry(interpreter_queue, config.retry)
         self.mirror = workflow.ActivityConfig(
             task_queue=interpreter_queue, start_to_close_timeout=timedelta(seconds=30),
@@ -78,3 +109,14 @@ class ActivityOptions:
 
     def facet(self, qname: str) -> workflow.ActivityConfig:
         return self.facets[qname]
+
+    def for_call(self, qname: str, call: Call | None) -> tuple[workflow.ActivityConfig, RetryConfig]:
+        """The options of one call of ``qname`` and the retry settings they hold (for its error messages)."""
+        if not self.control or call is None or call.policy is None:
+            return self.facets[qname], self.retries[qname]
+        found = self.calls.get(id(call))
+        if found is None:
+            decl = self.decls[qname]
+            found = self.calls[id(call)] = policy_options(self.config, qname, decl.queue,
+                                                          call.policy.over(decl.policy))
+        return found

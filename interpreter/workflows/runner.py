@@ -31,6 +31,7 @@ ordered lists and merged by source order, never by completion order.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from typing import Any
 
@@ -42,16 +43,18 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import RUN_IDENTITY_KEY, RUN_SCRIPT_ACTIVITY
     from interpreter.program.display import activity_summary, script_summary, short_name, step_text
     from interpreter.program.evaluate import EvaluationError, evaluate
-    from interpreter.program.model import Block, Catch, FacetDecl, Program, Script, Step, Yield
+    from interpreter.program.model import Block, Call, Catch, FacetDecl, Program, Script, Step, Yield
     from interpreter.program.scripts import ScriptRequest
 
 from .admission import Admission
 from .arguments import Arguments
 from .boundaries import check_nesting, check_returns, timeout_message
+from .builtins import Builtins
+from .cancellation import CANCELLED_MESSAGE, CANCELLED_TYPE, cancelled_activity, shielded
 from .children import Children
 from .continuation import Scale, failure_entry, result_entry
 from .limits import PAYLOAD_LIMIT, oversize, too_large
-from .local import as_activity_error, local_options
+from .local import as_activity_error, local_options, runs_locally
 from .options import ActivityOptions, dispatched
 from .schedule import FOREACH_WINDOW, dataflow, windowed
 from .state import Handle, Scope, Skipped, StepFailure, Write, activity_failure, gather_all, join, merge_into
@@ -74,10 +77,15 @@ def object_type(step: Step) -> str:
 
 
 class Interpreter:
-    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker, options: ActivityOptions, *,
-                 scale: Scale | None = None, seq_base: int = 0):
-        """``scale`` (runs under SCALE_PATCH): the memo of a continued run, child workflows for large foreach
+    def __init__(self, program: Program, config: RuntimeConfig, tracker: Tracker, options: ActivityOptions,
+                 builtins: Builtins | None = None, *, scale: Scale | None = None, seq_base: int = 0):
+        """``builtins`` performs the ffl steps; given only to runs under CONTROL_PATCH (``control``), which
+        also clean up a cancelled run (cancellation.py).
+
+        ``scale`` (runs under SCALE_PATCH): the memo of a continued run, child workflows for large foreach
         blocks and local activities; without it the run keeps to one history as the releases before did."""
+        self.builtins = builtins
+        self.control = builtins is not None
         self.scale = scale
         self.children = Children(self, scale, seq_base) if scale is not None else None
         self.depth_base = 0  # steps enclosing this history's interpretation (a child's foreach)
@@ -130,6 +138,10 @@ class Interpreter:
             # The run is the root step: like any caught step it returns error/error_type beside the yields.
             returns, _ = await self.run_catch(decl.catch, decl, None, failure, params, None, "")
             return returns
+        except asyncio.CancelledError:
+            if self.control and decl.catch is not None:  # the workflow's own catch cleans up last
+                await self.clean_up(decl.catch, decl, None, params, None, "", decl.qname)
+            raise
 
     async def run_declaration(self, decl: FacetDecl, params: dict[str, Any], path: str,
                               caller: Scope | None, initial: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -211,6 +223,10 @@ class Interpreter:
         except (StepFailure, Skipped) as failure:
             self.tracker.block(path, kind, "failed", parent=owner, error=str(failure))
             raise
+        except asyncio.CancelledError:
+            if self.control:
+                self.tracker.block(path, kind, "cancelled", parent=owner, error=CANCELLED_MESSAGE)
+            raise
         self.tracker.block(path, kind, "completed", parent=owner)
         return writes
 
@@ -220,7 +236,8 @@ class Interpreter:
         for step in steps:
             if step.name not in scope.steps:  # a catch block's steps get their handles here
                 scope.steps[step.name] = self.handle(step)
-        results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name]))
+        results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name]),
+                                 settle=self.control)
         writes = [write for step_writes in results for write in step_writes]
         for item in block.yields:
             writes.append(await self.run_yield(item, scope))
@@ -248,7 +265,7 @@ class Interpreter:
             items = []
         if not isinstance(items, list):
             raise StepFailure(where, "foreach", f"foreach needs a list, got {type(items).__name__}", "TypeError")
-        if self.children is not None and self.children.wanted(len(items)):  # scale hook: child workflows
+        if self.children is not None and self.children.wanted(block, len(items)):  # scale hook: child workflows
             results = await self.children.run(block, scope, items)
         else:
             results = await self.run_iterations(block, scope, items, range(len(items)))
@@ -269,7 +286,8 @@ class Interpreter:
                                 self.handles(block.steps))
             return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner), (var, items[offset]))
 
-        return await windowed(len(indexes), iteration, max(FOREACH_WINDOW, self.admission.limit))
+        return await windowed(len(indexes), iteration, max(FOREACH_WINDOW, self.admission.limit),
+                              settle=self.control)
 
     async def run_when(self, block: Block, scope: Scope) -> list[Write]:
         """Every case whose condition holds runs, concurrently; ``case _`` only if none did."""
@@ -358,11 +376,34 @@ class Interpreter:
             handle.fail()
             self.tracker.step(path, name, "failed", statement_id=step.id, error=str(failure), object_type=kind)
             raise
+        except asyncio.CancelledError:
+            handle.fail()
+            if self.control:
+                catch = step.catch or (target.catch if target is not None else None)
+                if catch is not None:
+                    await self.clean_up(catch, target, step, args or {}, scope, path, name)
+                self.tracker.step(path, name, "cancelled", statement_id=step.id, error=CANCELLED_MESSAGE,
+                                  object_type=kind)
+            raise
         except BaseException:
             handle.fail()
             raise
         handle.resolve(returns)
         return writes
+
+    async def clean_up(self, catch: Catch, decl: FacetDecl | None, step: Step | None, args: dict[str, Any],
+                       scope: Scope | None, path: str, name: str) -> None:
+        """A cancelled step's catch, run to its end as cleanup with ``error_type == "Cancelled"``.
+
+        Its activities run although the run is being cancelled; a cleanup that
+        fails is logged, and the cancellation goes on either way.
+        """
+        self.tracker.log(path, "cancelled: running its catch as cleanup")
+        cancelled = StepFailure(path, name, CANCELLED_MESSAGE, CANCELLED_TYPE)
+        try:
+            await shielded(lambda: self.run_catch(catch, decl, step, cancelled, args, scope, path))
+        except (StepFailure, Skipped) as failure:
+            self.tracker.log(path, f"cleanup failed: {failure}")
 
     def step_arguments(self, step: Step, scope: Scope, path: str, name: str) -> dict[str, Any]:
         try:
@@ -376,9 +417,15 @@ class Interpreter:
         check_nesting(scope, path, step.call.facet or step.call.name, self.config.max_nesting_depth,
                       self.depth_base)  # boundary
         own_tail = bool(step.blocks)
+        if step.call.kind == "builtin":
+            # A step of namespace ffl (a timer, a wait for a signal): the workflow performs it itself.
+            if self.builtins is None:
+                raise StepFailure(path, step.call.facet or "", "built-in steps need a run started by a release "
+                                  "that has them", "InterpreterError")
+            return await self.run_builtin(step.call.facet or "", args, path)
         if target is not None and dispatched(target):
             # An event (or prompt) facet: its handler answers; a body of its own runs after the handler.
-            returns = await self.run_event(target, args, path, self.summary(step, path))
+            returns = await self.run_event(target, args, path, self.summary(step, path), step.call)
             if has_body(target) and not own_tail:
                 return await self.run_declaration(target, args, path, scope, initial=returns)
             return self.return_defaults(target, returns, args, path)
@@ -448,16 +495,18 @@ class Interpreter:
                 self.step_texts[step.id] = text
         return activity_summary(text, path, self.root)
 
-    async def run_event(self, decl: FacetDecl, args: dict[str, Any], path: str, summary: str = "") -> dict[str, Any]:
+    async def run_event(self, decl: FacetDecl, args: dict[str, Any], path: str, summary: str = "",
+                        call: Call | None = None) -> dict[str, Any]:
         """An event facet's handler: the activity named after the facet, on its queue, admitted by the run.
 
-        The one place a handler is called: its options were built when the program loaded.
+        The one place a handler is called: its options were built when the program loaded (a call with a
+        policy of its own, on its first use). A handler cancelled with its run cancels the step.
         """
         facet = decl.qname
         size = oversize(args, self.value_limit)
         if size is not None:
             raise StepFailure(path, facet, too_large("arguments", size, self.value_limit), "PayloadTooLarge")
-        options = self.options.facet(facet)
+        options, retry = self.options.for_call(facet, call)
         hit = self.scale.memo.get(path) if self.scale is not None else None
         if hit is not None:  # scale hook: a continued run's memo answers without scheduling anything
             await self.scale.restored()
@@ -466,10 +515,12 @@ class Interpreter:
             self.tracker.task(path, facet, options["task_queue"], args)
             try:
                 async with self.admission.slot(facet):
-                    result = await self.execute(facet, args, path, summary or path, options)
+                    result = await self.execute(decl, call, args, path, summary or path, options)
             except ActivityError as err:
+                if self.control and cancelled_activity(err):
+                    raise asyncio.CancelledError(f"step '{path}' ({facet}) cancelled with its run") from err
                 message, error_type = activity_failure(err)
-                message = timeout_message(err, options["task_queue"], self.config.retry_for(facet)) or message  # boundary
+                message = timeout_message(err, options["task_queue"], retry) or message  # boundary
                 # The handler side prefixes the facet name; ``error`` holds the handler's own message.
                 failure = StepFailure(path, facet, message.removeprefix(f"{facet}: "), error_type)
                 self.remember(path, failure_entry(failure.cause, failure.error_type))
@@ -482,13 +533,36 @@ class Interpreter:
         check_returns(self.program, decl, result, path)  # boundary
         return result
 
-    def execute(self, facet: str, args: dict[str, Any], path: str, summary: str,
+    async def run_builtin(self, facet: str, args: dict[str, Any], path: str) -> dict[str, Any]:
+        """A built-in step; under SCALE_PATCH its outcome joins the memo (a continued run neither sleeps nor waits
+        for a signal again), and a run never continues as new while one is in flight."""
+        assert self.builtins is not None
+        if self.scale is None:
+            return await self.builtins.run(facet, args, path)
+        hit = self.scale.memo.get(path)
+        if hit is not None:
+            await self.scale.restored()
+            return self.recalled(hit, path, facet) or {}
+        await self.scale.gate()
+        self.scale.builtins += 1
+        try:
+            returns = await self.builtins.run(facet, args, path)
+        except StepFailure as failure:
+            self.remember(path, failure_entry(failure.cause, failure.error_type))
+            raise
+        finally:
+            self.scale.builtins -= 1
+        self.remember(path, result_entry(returns))
+        return returns
+
+    def execute(self, decl: FacetDecl, call: Call | None, args: dict[str, Any], path: str, summary: str,
                 options: workflow.ActivityConfig) -> Awaitable[Any]:
         """The handler's activity: a local activity where the interpreter worker serves it (scale hook), else one
         on the facet's queue."""
+        facet = decl.qname
         if self.identity is not None:
             args = {**args, RUN_IDENTITY_KEY: self.identity}
-        if self.scale is not None and self.config.runs_locally(facet):
+        if self.scale is not None and runs_locally(self.config, decl, call):
             return self.execute_local(facet, args, path, summary, options)
         return workflow.execute_activity(facet, args, activity_id=path, summary=summary, **options)
 

@@ -42,9 +42,14 @@ async def _settle(coro: Awaitable[Any]) -> Any:
 
 
 class _Runner:
-    """Tasks started on demand, awaited together; cancelling the waiter cancels them."""
+    """Tasks started on demand, awaited together; cancelling the waiter cancels them.
 
-    def __init__(self, count: int):
+    With ``settle`` a cancelled waiter also waits until every started task has
+    finished (each step's cleanup, see cancellation.py) before it goes on.
+    """
+
+    def __init__(self, count: int, settle: bool = False):
+        self.settle = settle
         self.results: list[Any] = [None] * count
         self.remaining = count
         self.tasks: dict[int, asyncio.Task] = {}
@@ -73,8 +78,11 @@ class _Runner:
             await self.done
         except asyncio.CancelledError:
             self.stopped = True
-            for task in list(self.tasks.values()):
+            started = list(self.tasks.values())
+            for task in started:
                 task.cancel()
+            if self.settle and started:
+                await workflow.wait(started)  # in start order (asyncio.wait returns sets)
             raise
         failure = first_failure(self.results)
         if failure is not None:
@@ -82,7 +90,8 @@ class _Runner:
         return self.results
 
 
-async def dataflow(steps: Sequence[Step], run: Callable[[int], Coroutine[Any, Any, Any]]) -> list[Any]:
+async def dataflow(steps: Sequence[Step], run: Callable[[int], Coroutine[Any, Any, Any]], *,
+                   settle: bool = False) -> list[Any]:
     """``run(i)`` for every step, each started once its block-local references have finished.
 
     References to steps outside the block are awaited by the step itself (they
@@ -98,7 +107,7 @@ async def dataflow(steps: Sequence[Step], run: Callable[[int], Coroutine[Any, An
             if source is not None and source != index:
                 waiting[index] += 1
                 dependents[source].append(index)
-    runner = _Runner(len(steps))
+    runner = _Runner(len(steps), settle)
 
     def release(index: int) -> None:
         for dependent in dependents[index]:
@@ -112,9 +121,10 @@ async def dataflow(steps: Sequence[Step], run: Callable[[int], Coroutine[Any, An
     return await runner.wait()
 
 
-async def windowed(count: int, run: Callable[[int], Coroutine[Any, Any, Any]], width: int = FOREACH_WINDOW) -> list[Any]:
+async def windowed(count: int, run: Callable[[int], Coroutine[Any, Any, Any]], width: int = FOREACH_WINDOW, *,
+                   settle: bool = False) -> list[Any]:
     """``run(i)`` for ``i`` in ``range(count)`` with at most ``width`` in flight; results by index."""
-    runner = _Runner(count)
+    runner = _Runner(count, settle)
     following = iter(range(min(width, count), count))
 
     def next_one(_: int) -> None:

@@ -63,6 +63,7 @@ class Tracker:
         else:
             self.counts[record["state"]] -= 1
             record["state"] = state
+            record.pop("waiting", None)
         self.counts[state] += 1
         if returns is not None and state != "running":
             record["returns"] = returns
@@ -85,6 +86,12 @@ class Tracker:
                 "state": state, "params": params, "returns": returns, "error": error,
                 "program_hash": self.program_hash, "time": workflow.now().isoformat(),
             })
+
+    def note(self, path: str, waiting: str) -> None:
+        """What a running step waits for (a timer, a signal), shown by the steps query until its next state."""
+        record = self.steps.get(path)
+        if record is not None:
+            record["waiting"] = waiting
 
     def block(self, path: str, object_type: str, state: str, *, parent: str | None, error: str | None = None,
               returns: dict | None = None, foreach: tuple[str, Any] | None = None, facet: str = "") -> None:

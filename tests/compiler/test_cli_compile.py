@@ -146,7 +146,7 @@ def test_check_prints_warnings_to_stderr_and_exits_0(tmp_path):
         f"{path}:6:13: warning: facet 'Fetch' is not visible here; using 'tasks.Fetch', the only declaration of "
         "that name (add 'use tasks' to namespace flows)",
         f"{path}:6:37: warning: mixin 'Timeout' names a facet declared nowhere in the program: it contributes "
-        "nothing (declare the facet to pass its arguments)",
+        "nothing (declare the facet to pass its arguments) (did you mean 'ffl.Timeout'?)",
     ]
 
 

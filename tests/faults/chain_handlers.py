@@ -1,7 +1,8 @@
 """Handlers of chain.ffl. Each call appends its pid to ``$FFL_FAULT_MARKS/<facet>-<i>``.
 
 ``chain.Slow`` heartbeats every 0.2 s; its first attempt lasts
-``$FFL_FAULT_SLOW_FIRST`` seconds (long enough for a test to kill its worker).
+``$FFL_FAULT_SLOW_FIRST`` seconds (long enough for a test to kill its worker);
+with ``$FFL_FAULT_SLOW_SILENT`` set it never heartbeats (its worker does for it).
 ``$FFL_FAULT_STEP_SECONDS`` slows every step down so a run lasts long enough
 to be interrupted.
 """
@@ -31,7 +32,9 @@ def slow(payload):
     first = float(os.environ.get("FFL_FAULT_SLOW_FIRST", "0.2"))
     seconds = first if payload["_retry_count"] == 0 else 0.2
     deadline = time.monotonic() + seconds
+    silent = bool(os.environ.get("FFL_FAULT_SLOW_SILENT"))
     while time.monotonic() < deadline:
-        payload["_task_heartbeat"]()
+        if not silent:
+            payload["_task_heartbeat"]()
         time.sleep(0.2)
     return {"n": payload["n"] + 1000}

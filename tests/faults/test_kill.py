@@ -102,9 +102,12 @@ async def test_killed_interpreter_worker_the_run_goes_on_without_duplicates(temp
     assert setup.calls("slow-attempt-1") == 1 and setup.calls("slow-attempt-2") == 0
 
 
+@pytest.mark.parametrize("silent", [False, True], ids=["handler-heartbeats", "worker-heartbeats-for-it"])
 async def test_killed_handler_worker_is_noticed_within_the_heartbeat_timeout(temporal_client, temporal_service,
-                                                                             tmp_path):
-    setup = Setup(tmp_path, temporal_service.address, FFL_FAULT_SLOW_FIRST="60")
+                                                                             tmp_path, silent):
+    """Whether the handler heartbeats or its worker does for it, a dead worker's step is retried within 2 s."""
+    setup = Setup(tmp_path, temporal_service.address, FFL_FAULT_SLOW_FIRST="60",
+                  **({"FFL_FAULT_SLOW_SILENT": "1"} if silent else {}))
     try:
         setup.start("interpreter")
         doomed = setup.start("handlers")

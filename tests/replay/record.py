@@ -1,7 +1,7 @@
 """Record the histories of a release: ``python -m tests.replay.record VERSION``.
 
-Runs the last case of every conformance folder (plus a cancelled run and a
-mirrored run) on a fresh dev server with the interpreter as it is now, and
+Runs the last case of every conformance folder (plus a cancelled run, a
+mirrored run and the durable-control runs of ``control_cases``) on a fresh dev server with the interpreter as it is now, and
 writes each history as JSON under ``tests/replay/histories/VERSION/``. Run it
 at every release and commit the folder: ``test_release_histories`` replays
 every recorded release with the current code, so a change that would break
@@ -28,6 +28,7 @@ from interpreter.local import start_temporal
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
 from tests import conformance_suite as suite
+from tests.replay import control_cases
 from tests.runtime.harness import FAST_RETRY, compile_text, isolated_config, registry_of, run_ffl
 
 HISTORIES = Path(__file__).resolve().parent / "histories"
@@ -73,6 +74,8 @@ async def record(version: str, client: Client) -> list[Path]:
                 runs.append(("dataflow-mirrored", mirrored))
         handles = [(name, run.handle) for name, run in runs]
         handles.append(("cancelled", await _cancelled(client, Path(tmp) / "cancelled")))
+        for name, record_case in control_cases.CASES.items():  # timers, signals, policies, cleanup
+            handles.append((name, await record_case(client, Path(tmp) / name)))
         for name, handle in handles:
             history = await handle.fetch_history()
             path = target / f"{name}.json"

@@ -33,7 +33,26 @@ async def test_every_recorded_release_replays_with_the_current_interpreter():
     files = _recorded()
     histories = [WorkflowHistory.from_json(f"{f.parent.name}/{f.stem}", f.read_text(encoding="utf-8"))
                  for f in files]
-    assert {f.stem for f in files} >= {"dataflow", "dataflow-mirrored", "cancelled"}
+    assert {f.stem for f in files} >= {"dataflow", "dataflow-mirrored", "cancelled", "control-signals",
+                                       "control-policies", "control-cleanup"}
     result = await Replayer(workflows=[FFLWorkflow]).replay_workflows(_aiter(histories),
                                                                        raise_on_replay_failure=False)
     assert {wid: str(err) for wid, err in result.replay_failures.items()} == {}
+
+
+async def test_the_control_patch_guards_runs_started_before_it(monkeypatch):
+    """A cancelled run of 0.2.0.dev0 replays only because durable control stays off for it: forced on, the
+    cancellation that now waits for its handler and records the steps diverges from the recorded history."""
+    from temporalio import workflow
+    from temporalio.worker import UnsandboxedWorkflowRunner
+
+    from interpreter.workflows.cancellation import CONTROL_PATCH
+
+    patched = workflow.patched
+    monkeypatch.setattr(workflow, "patched", lambda patch_id: True if patch_id == CONTROL_PATCH else patched(patch_id))
+    path = HISTORIES / "0.2.0.dev0" / "cancelled.json"
+    history = WorkflowHistory.from_json("guard", path.read_text(encoding="utf-8"))
+    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
+        _aiter([history]), raise_on_replay_failure=False)
+    failures = [str(err) for err in result.replay_failures.values()]
+    assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"

@@ -21,7 +21,7 @@ from typing import Any
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.worker import Worker
 
-from interpreter.activities.dispatch import build_handler_activity
+from interpreter.activities.dispatch import build_handler_activity, handler_worker_options
 from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
@@ -125,7 +125,7 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
     interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
                          activities=build_interpreter_activities(store, config, mirror, allow_scripts=True) + served)
     handler_worker = Worker(client, task_queue=handler_queue, activities=[build_handler_activity(registry, handler_queue)],
-                            max_concurrent_activities=handler_slots)
+                            max_concurrent_activities=handler_slots, **handler_worker_options())
     async with interpreter, handler_worker:
         handle = await client.start_workflow(workflow, dict(inputs) if inputs is not None else {},
                                              id="wf-" + uuid.uuid4().hex[:12], task_queue=queue,

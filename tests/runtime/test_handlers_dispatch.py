@@ -89,14 +89,28 @@ async def test_heartbeat_keeps_a_slow_handler_alive(temporal_client, task_queue,
     assert result == {"attempt": 0}
 
 
-async def test_heartbeat_timeout_fails_without_heartbeats(temporal_client, task_queue):
-    """The control for the test above: the same slow handler without heartbeats times out."""
+async def test_heartbeat_timeout_fails_a_handler_that_stops_heartbeating(temporal_client, task_queue):
+    """The control for the test above: the same slow handler, silent after its first heartbeat, times out."""
+
+    def stalls(p):
+        p["_task_heartbeat"]()
+        time.sleep(2.5)
+        return {}
+
     registry = HandlerRegistry()
-    registry.register("t.Silent", lambda p: time.sleep(2.5) or {})
+    registry.register("t.Stalls", stalls)
     with pytest.raises(WorkflowFailureError) as info:
-        await _call(temporal_client, task_queue, registry, "t.Silent", {}, heartbeat=1, attempts=1)
+        await _call(temporal_client, task_queue, registry, "t.Stalls", {}, heartbeat=1, attempts=1)
     timeout = info.value.cause.cause
     assert isinstance(timeout, ActivityTimeout) and timeout.type == TimeoutType.HEARTBEAT
+
+
+async def test_a_handler_that_never_heartbeats_is_kept_alive_by_its_worker(temporal_client, task_queue):
+    """Until its first own heartbeat a handler's worker heartbeats for it: only a dead worker times out."""
+    registry = HandlerRegistry()
+    registry.register("t.Silent", lambda p: time.sleep(2.5) or {"done": True})
+    result = await _call(temporal_client, task_queue, registry, "t.Silent", {}, heartbeat=1, attempts=1)
+    assert result == {"done": True}
 
 
 class BadInput(NonRetryableError):

@@ -463,7 +463,7 @@ def task_op(record: dict[str, Any]) -> MirrorOp:
         op.guarded["server_id"] = record["server_id"]
     if state != "pending":
         op.max["task_heartbeat"] = time
-    for key in ("progress_pct", "progress_message"):
+    for key in ("progress_pct", "progress_message", "task_token"):  # task_token: it completes later (ffl complete)
         if record.get(key) is not None:
             op.set[key] = record[key]
     payload = record.get("payload") if record.get("payload") is not None else record.get("params")

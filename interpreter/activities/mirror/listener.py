@@ -26,7 +26,7 @@ from .ids import to_ms
 
 log = logging.getLogger(__name__)
 
-FINISHED = ("completed", "failed")
+FINISHED = ("completed", "failed", "canceled")
 
 
 def task_record(event: Any, server_id: str = "", index: int = 0) -> dict[str, Any]:
@@ -48,7 +48,7 @@ def task_record(event: Any, server_id: str = "", index: int = 0) -> dict[str, An
         "server_id": server_id,
         "index": index,
     }
-    for key in ("progress_pct", "progress_message"):
+    for key in ("progress_pct", "progress_message", "task_token"):
         if getattr(event, key, None) is not None:
             record[key] = getattr(event, key)
     return record

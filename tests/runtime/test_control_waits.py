@@ -1,0 +1,99 @@
+"""Timers, signals and updates on Temporal's time-skipping test server: waits that would take hours take seconds."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from temporalio.client import WorkflowUpdateFailedError
+
+from .control_harness import served, steps_of, wait_for_step, waiting
+from .harness import run_ffl
+
+TIMERS = """
+namespace t {
+    workflow Nap(hours: Double) => (woke: Boolean) andThen {
+        past = ffl.WaitUntil(time = "2001-01-01T00:00:00")
+        nap = ffl.Sleep(seconds = $.hours * 3600) andThen {
+            later = ffl.WaitUntil(time = "2000-01-01T00:00:00+02:00")
+            yield Nap(woke = true)
+        }
+    }
+}
+"""
+
+APPROVE = """
+namespace t {
+    uses ffl
+    workflow Approve(timeout: Double = null) => (payload: Json, late: Boolean) andThen {
+        a = WaitForSignal(name = "approve", timeout_seconds = $.timeout)
+        yield Approve(payload = a.payload, late = a.timed_out)
+    }
+    workflow AfterNap() => (first: Json, second: Json) andThen {
+        nap = ffl.Sleep(seconds = 600) andThen {
+            one = ffl.WaitForSignal(name = "go")
+            two = ffl.WaitForSignal(name = "go")
+            yield AfterNap(first = one.payload, second = two.payload)
+        }
+    }
+}
+"""
+
+
+async def test_an_hour_long_sleep_finishes_in_seconds_of_test_time(time_skipping, tmp_path):
+    started = time.monotonic()
+    run = await run_ffl(time_skipping.client, TIMERS, "t.Nap", {"hours": 1}, tmp_path=tmp_path, timeout=60)
+    assert run.error is None, run.message
+    assert run.result == {"woke": True}
+    assert time.monotonic() - started < 30
+    states = {s["path"]: s["state"] for s in run.steps}
+    assert states == {"b0/past": "completed", "b0/nap": "completed", "b0/nap/b0/later": "completed"}
+
+
+async def test_a_signal_resumes_a_waiting_run_with_its_payload(time_skipping, tmp_path):
+    async with served(time_skipping.client, APPROVE, tmp_path) as env:
+        handle = await env.start("t.Approve", {"timeout": 86400})
+        record = await wait_for_step(handle, "b0/a", waiting)
+        assert record["waiting"] == "waiting for signal 'approve' (at most 86400 s)"
+        await handle.signal("approve", {"by": "ada", "ok": True})
+        assert await handle.result() == {"payload": {"by": "ada", "ok": True}, "late": False}
+        signals = await handle.query("signals")
+    assert [(r["name"], r["state"], r["step"]) for r in signals["received"]] == [("approve", "taken", "b0/a")]
+
+
+async def test_a_wait_times_out_and_says_so(time_skipping, tmp_path):
+    run = await run_ffl(time_skipping.client, APPROVE, "t.Approve", {"timeout": 7200}, tmp_path=tmp_path,
+                        timeout=60)
+    assert run.error is None, run.message
+    assert run.result == {"payload": None, "late": True}
+
+
+async def test_signals_sent_before_their_waits_are_kept_and_taken_in_order(time_skipping, tmp_path):
+    async with served(time_skipping.client, APPROVE, tmp_path) as env:
+        handle = await env.start("t.AfterNap")
+        await wait_for_step(handle, "b0/nap", waiting)  # asleep: nobody waits for "go" yet
+        await handle.signal("go", 1)
+        await handle.signal("go", 2)
+        await handle.signal("stray", {"x": 1})
+        kept = await handle.query("signals")
+        assert kept["kept"] == {"go": 2, "stray": 1} and kept["waiting"] == {}
+        assert await handle.result() == {"first": 1, "second": 2}
+        signals = await handle.query("signals")
+    assert [(r["name"], r["state"], r["step"]) for r in signals["received"]] == [
+        ("go", "taken", "b0/nap/b0/one"), ("go", "taken", "b0/nap/b0/two"), ("stray", "kept", None)]
+    assert signals["kept"] == {"stray": 1}, "a signal no step took stays visible"
+
+
+async def test_an_update_is_refused_when_no_step_waits_and_accepted_by_the_waiting_step(time_skipping, tmp_path):
+    async with served(time_skipping.client, APPROVE, tmp_path) as env:
+        handle = await env.start("t.Approve")
+        await wait_for_step(handle, "b0/a", waiting)
+        with pytest.raises(WorkflowUpdateFailedError) as refused:
+            await handle.execute_update("approval", args=[{"ok": True}])
+        assert "no step waits for signal 'approval'" in str(refused.value.cause)
+        assert (await handle.query("signals"))["received"] == [], "a refused update leaves no trace in the run"
+        accepted = await handle.execute_update("approve", args=[{"ok": True}])
+        assert accepted == {"step": "b0/a"}
+        assert await handle.result() == {"payload": {"ok": True}, "late": False}
+        steps = await steps_of(handle)
+    assert steps["b0/a"]["state"] == "completed" and "waiting" not in steps["b0/a"]
