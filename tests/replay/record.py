@@ -1,7 +1,8 @@
 """Record the histories of a release: ``python -m tests.replay.record VERSION``.
 
 Runs the last case of every conformance folder (plus a cancelled run, a
-mirrored run and the durable-control runs of ``control_cases``) on a fresh dev server with the interpreter as it is now, and
+mirrored run, the durable-control runs of ``control_cases`` and the
+scaled runs of ``scale_cases``, every history of each) on a fresh dev server with the interpreter as it is now, and
 writes each history as JSON under ``tests/replay/histories/VERSION/``. Run it
 at every release and commit the folder: ``test_release_histories`` replays
 every recorded release with the current code, so a change that would break
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import os
 import sys
 import tempfile
@@ -28,10 +30,12 @@ from interpreter.local import start_temporal
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
 from tests import conformance_suite as suite
-from tests.replay import control_cases
+from tests.replay import control_cases, scale_cases
 from tests.runtime.harness import FAST_RETRY, compile_text, isolated_config, registry_of, run_ffl
 
 HISTORIES = Path(__file__).resolve().parent / "histories"
+WORKFLOW_IDS = "workflow-ids.json"
+"""Per release folder: the workflow id of each history that must replay under its own id (children's ids)."""
 
 CANCELLED = """namespace rec {
     event facet Wait(s: Long) => (done: Boolean)
@@ -76,10 +80,20 @@ async def record(version: str, client: Client) -> list[Path]:
         handles.append(("cancelled", await _cancelled(client, Path(tmp) / "cancelled")))
         for name, record_case in control_cases.CASES.items():  # timers, signals, policies, cleanup
             handles.append((name, await record_case(client, Path(tmp) / name)))
-        for name, handle in handles:
-            history = await handle.fetch_history()
+        histories = [(name, await handle.fetch_history()) for name, handle in handles]
+        ids: dict[str, str] = {}  # a history whose decisions use its workflow id replays under that id
+        for local in (False, True):  # children and continue-as-new; then local activities too
+            name = "scaled-local" if local else "scaled"
+            for part, history in await scale_cases.record_scaled(client, Path(tmp) / name, local=local):
+                histories.append((f"{name}-{part}", history))
+                ids[f"{name}-{part}"] = history.workflow_id  # child ids are derived from it
+        for name, history in histories:
             path = target / f"{name}.json"
             path.write_text(history.to_json() + "\n", encoding="utf-8")
+            written.append(path)
+        if ids:
+            path = target / WORKFLOW_IDS
+            path.write_text(json.dumps(ids, indent=1, sort_keys=True) + "\n", encoding="utf-8")
             written.append(path)
     return written
 
