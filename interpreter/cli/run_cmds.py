@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 import uuid
+from collections.abc import Coroutine
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -437,8 +438,23 @@ async def _shutdown(workers: list, tasks: list[asyncio.Task]) -> None:
         await asyncio.gather(*(w.shutdown() for w in workers), return_exceptions=True)
         await asyncio.gather(*tasks, return_exceptions=True)
 
-    with contextlib.suppress(asyncio.TimeoutError):
-        await asyncio.wait_for(stop(), SHUTDOWN_GRACE + 3.0)
+    stopping = asyncio.ensure_future(stop())
+    stopping.add_done_callback(_consume)
+    # asyncio.wait, not wait_for: a worker's shutdown held by a handler that never returns ignores being
+    # cancelled, and wait_for would wait for that too.
+    await asyncio.wait({stopping}, timeout=SHUTDOWN_GRACE + 3.0)
+
+
+def _run_and_leave(main: Coroutine[Any, Any, int]) -> int:
+    """Run ``main`` on a new event loop and return as soon as it does.
+
+    Not ``asyncio.run``: that cancels and awaits every task still pending, and a worker left running by a
+    handler that never returns (after Ctrl-C, past the grace) would hold the exit for its retries against a
+    server already stopped. ``main`` has closed what must be closed; the process ends with ``os._exit``.
+    """
+    loop = asyncio.new_event_loop()
+    asyncio.set_event_loop(loop)
+    return loop.run_until_complete(main)
 
 
 async def _wait_for_interrupt(where: str, workflow_id: str, stop: asyncio.Event) -> None:
@@ -479,7 +495,7 @@ def _run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr)
     core_logs_to_python_logging()  # stdout carries the result only
     try:
-        return asyncio.run(_run_async(args, program, inputs, registry))
+        return _run_and_leave(_run_async(args, program, inputs, registry))
     except ConnectionFailed as exc:
         _err(f"error: {exc}")
         return 1
