@@ -50,6 +50,7 @@ from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
 from interpreter.activities.value_codec import value_converter
+from interpreter.cli.connect import ConnectOptions, connect
 from interpreter.compiler import compile_sources
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
@@ -331,14 +332,8 @@ async def main(argv: list[str] | None = None) -> int:
         service = start_temporal(ui=False)
         address = service.address
     try:
-        for attempt in range(60):  # a fresh dev server listens before it answers
-            try:
-                client = await Client.connect(address, data_converter=value_converter())
-                break
-            except RuntimeError:
-                if attempt == 59:
-                    raise
-                await asyncio.sleep(0.5)
+        # a fresh dev server listens before it answers
+        client = await connect(ConnectOptions(address=address), retry_for=30.0, data_converter=value_converter())
         rows = await run_all(client, address, wanted, args)
     finally:
         if service is not None:

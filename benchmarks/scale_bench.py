@@ -37,6 +37,7 @@ from temporalio.worker import Replayer
 from interpreter.activities.program_store import LocalProgramStore
 from interpreter.activities.value_codec import value_converter
 from interpreter.activities.value_store import DirectoryValueStore
+from interpreter.cli.connect import ConnectOptions, connect
 from interpreter.compiler import compile_sources
 from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY
 from interpreter.program.pinned import unpack_program
@@ -225,14 +226,9 @@ async def main(argv: list[str] | None = None) -> int:
             store = DirectoryValueStore(tmp_path / "values")
             env = {**os.environ, "FFL_VALUE_STORE": str(store.root), "FFL_REGISTRY": str(tmp_path / "registry")}
             registry = LocalProgramStore(tmp_path / "registry")
-            for attempt in range(60):  # a fresh dev server listens before it answers
-                try:
-                    client = await Client.connect(address, data_converter=value_converter(store))
-                    break
-                except RuntimeError:
-                    if attempt == 59:
-                        raise
-                    await asyncio.sleep(0.5)
+            # a fresh dev server listens before it answers
+            client = await connect(ConnectOptions(address=address), retry_for=30.0,
+                                   data_converter=value_converter(store))
             queue = "scale-" + uuid.uuid4().hex[:8]
             handler_queue = queue + "-h"
             config = {"queues": {"bench": handler_queue}, **json.loads(args.config)}

@@ -51,23 +51,12 @@ def value_store(tmp_path_factory: pytest.TempPathFactory):
 @pytest.fixture(scope="session")
 async def temporal_client(temporal_service: LocalService, value_store) -> AsyncIterator[object]:
     """A client whose data converter stores large values by reference, as every client of the project does."""
-    import asyncio
-
-    from temporalio.client import Client
-
     from interpreter.activities.value_codec import value_converter
+    from interpreter.cli.connect import ConnectOptions, connect
 
-    converter = value_converter(value_store)
-    # A freshly started dev server listens before its frontend is healthy: retry briefly.
-    for attempt in range(60):
-        try:
-            client = await Client.connect(temporal_service.address, data_converter=converter)
-            break
-        except RuntimeError:
-            if attempt == 59:
-                raise
-            await asyncio.sleep(0.5)
-    yield client
+    # A freshly started dev server listens before its frontend is healthy: connect retries briefly.
+    yield await connect(ConnectOptions(address=temporal_service.address), retry_for=30.0,
+                        data_converter=value_converter(value_store))
 
 
 @pytest.fixture(scope="session")

@@ -158,14 +158,16 @@ def server_error_line(error: BaseException, address: str) -> str:
     return f"{type(error).__name__}: {error}"
 
 
-async def connect(options: ConnectOptions, retry_for: float = 0.0, *, mongo_uri: str | None = None):
+async def connect(options: ConnectOptions, retry_for: float = 0.0, *, mongo_uri: str | None = None,
+                  data_converter=None):
     """A connected ``temporalio.client.Client``, or ``ConnectionFailed`` with a one-line reason.
 
     ``retry_for`` seconds of retries cover a server that is still starting
     (a fresh dev server listens before its frontend is healthy). Its data
-    converter stores large values by reference (activities/value_codec.py): in
-    GridFS of ``mongo_uri`` (else ``$MONGODB_URI``) unless ``$FFL_VALUE_STORE``
-    names the shared directory, which is the default without MongoDB.
+    converter (unless ``data_converter`` is given) stores large values by
+    reference (activities/value_codec.py): in GridFS of ``mongo_uri`` (else
+    ``$MONGODB_URI``) unless ``$FFL_VALUE_STORE`` names the shared directory,
+    which is the default without MongoDB.
     """
     import asyncio
     import os
@@ -174,7 +176,7 @@ async def connect(options: ConnectOptions, retry_for: float = 0.0, *, mongo_uri:
 
     from ..activities.value_codec import value_converter
 
-    converter = value_converter(mongo_uri=mongo_uri or os.environ.get("MONGODB_URI"))
+    converter = data_converter or value_converter(mongo_uri=mongo_uri or os.environ.get("MONGODB_URI"))
     tls = tls_config(options)
     loop = asyncio.get_running_loop()
     deadline = loop.time() + retry_for

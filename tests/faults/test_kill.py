@@ -17,8 +17,10 @@ from pathlib import Path
 
 import pytest
 from temporalio.client import Client
+from temporalio.converter import DataConverter
 
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.cli.connect import ConnectOptions, connect
 from interpreter.compiler import compile_files
 from interpreter.local import restart, start_temporal
 from tests.runtime.test_worker import WorkerProcess
@@ -156,11 +158,4 @@ async def test_killed_dev_server_restarted_on_its_file_finishes_the_run(tmp_path
 
 
 async def _connect(address: str) -> Client:
-    for attempt in range(120):
-        try:
-            return await Client.connect(address)
-        except RuntimeError:
-            if attempt == 119:
-                raise
-            await asyncio.sleep(0.5)
-    raise AssertionError("unreachable")
+    return await connect(ConnectOptions(address=address), retry_for=60.0, data_converter=DataConverter.default)

@@ -21,11 +21,13 @@ import uuid
 from pathlib import Path
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
+from temporalio.converter import DataConverter
 from temporalio.worker import Worker
 
 from interpreter.activities.dispatch import build_handler_activity
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.cli.connect import ConnectOptions, connect
 from interpreter.local import start_temporal
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
@@ -123,14 +125,8 @@ async def _cancelled(client: Client, tmp_path: Path) -> WorkflowHandle:
 async def _main(version: str) -> int:
     service = start_temporal(ui=False)
     try:
-        client = None
-        for _ in range(60):
-            try:
-                client = await Client.connect(service.address)
-                break
-            except RuntimeError:
-                await asyncio.sleep(0.5)
-        assert client is not None, f"no Temporal dev server at {service.address}"
+        client = await connect(ConnectOptions(address=service.address), retry_for=30.0,
+                               data_converter=DataConverter.default)
         for path in await record(version, client):
             print(path.relative_to(HISTORIES.parent.parent.parent))
     finally:
