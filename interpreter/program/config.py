@@ -86,7 +86,7 @@ class RuntimeConfig(BaseModel):
     """A foreach of more iterations than this runs them in child workflows (docs/performance.md)."""
     iterations_per_child: int = Field(default=1000, ge=1, le=1900)
     """Iterations one child workflow runs: its history holds their activities, so it stays small to replay."""
-    children_in_flight: int = Field(default=10, ge=1, le=1000)
+    children_in_flight: int = Field(default=4, ge=1, le=1000)
     """Child workflows of one foreach running at once; the next starts as one finishes."""
     continue_after_events: int = Field(default=8000, ge=100, le=40000)
     """History events after which a run stops admitting activities, lets those in flight finish and continues
