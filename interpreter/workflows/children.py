@@ -31,24 +31,24 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, WorkflowIDReusePolicy
-from temporalio.exceptions import ActivityError, ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ApplicationError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
-    from interpreter.program.constants import CHUNK_WORKFLOW, LOAD_PROGRAM_ACTIVITY
+    from interpreter.program.constants import CHUNK_WORKFLOW
     from interpreter.program.display import readable_path, short_name, shorten
     from interpreter.program.locate import block_address, body_reads, find_block, waits_for_signals
     from interpreter.program.model import Block
-    from interpreter.program.pinned import unpack_program
 
 from .boundaries import nesting
 from .builtins import Builtins
 from .cancellation import CONTROL_PATCH
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, continuation_of
-from .options import ActivityOptions, load_program_options
+from .loading import load_pinned
+from .options import ActivityOptions
 from .schedule import windowed
-from .state import Handle, Scope, Skipped, StepFailure, Write, activity_failure
+from .state import Handle, Scope, Skipped, StepFailure, Write
 
 if TYPE_CHECKING:
     from .runner import Interpreter
@@ -248,20 +248,6 @@ def chunk_request(args: Sequence[RawValue]) -> ChunkRequest:
     return workflow.payload_converter().from_payload(args[0].payload, ChunkRequest)
 
 
-async def load_pinned(workflow_name: str, program_hash: str):
-    """The run's program, pinned by hash (never the latest), recorded in this history too."""
-    try:
-        loaded = await workflow.execute_activity(
-            LOAD_PROGRAM_ACTIVITY, {"workflow": workflow_name, "hash": program_hash}, activity_id="load-program",
-            **load_program_options(workflow.info().task_queue),
-        )
-    except ActivityError as err:
-        message, error_type = activity_failure(err)
-        raise ApplicationError(f"cannot load workflow '{workflow_name}': {message}", type=error_type,
-                               non_retryable=True) from None
-    return unpack_program(loaded)
-
-
 async def run_chunk(host, args: Sequence[RawValue]) -> ChunkResult:
     """The child workflow: iterations of one foreach, in a history of their own.
 
@@ -277,7 +263,7 @@ async def run_chunk(host, args: Sequence[RawValue]) -> ChunkResult:
     tracker.workflow_name = request.workflow
     tracker.program_hash = request.program_hash
     tracker.seq = continued.seq if continued is not None else request.seq
-    program = await load_pinned(request.workflow, request.program_hash)
+    program, _ = await load_pinned(request.workflow, request.program_hash)
     config = RuntimeConfig.model_validate(request.config)
     control = workflow.patched(CONTROL_PATCH)  # a child is always started by a release with durable control
     host.control = control

@@ -23,7 +23,6 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
     from interpreter.program.constants import (
         CHUNK_WORKFLOW,
-        LOAD_PROGRAM_ACTIVITY,
         MEMO_PROGRAM_HASH,
         MIRROR_ACTIVITY,
         SIGNALS_QUERY,
@@ -31,10 +30,8 @@ with workflow.unsafe.imports_passed_through():
     )
     from interpreter.program.display import program_details, short_name
     from interpreter.program.model import Program
-    from interpreter.program.pinned import unpack_program
     from interpreter.program.queries import StepsPage, StepsQuery
     from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
-    from interpreter.program.serialize import ProgramFormatError
 
 from .boundaries import check_params, decode_inputs
 from .builtins import Builtins
@@ -42,10 +39,11 @@ from .cancellation import CONTROL_PATCH
 from .children import run_chunk
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, SCALE_PATCH, Continuation, Scale, continuation_of
 from .limits import oversize, too_large
-from .options import ActivityOptions, load_program_options
+from .loading import load_pinned
+from .options import ActivityOptions
 from .runner import Interpreter
 from .signals import Signals, decode_payload
-from .state import Skipped, StepFailure, activity_failure
+from .state import Skipped, StepFailure
 from .tracker import Tracker
 
 RUN_METADATA_PATCH = "ffl-run-metadata"
@@ -160,20 +158,7 @@ class FFLWorkflow:
         A continued run loads the program its first run pinned, and keeps that run's configuration.
         """
         pinned = continued.program_hash if continued is not None else workflow.memo_value(MEMO_PROGRAM_HASH, None)
-        try:
-            loaded = await workflow.execute_activity(
-                LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": pinned}, activity_id="load-program",
-                **load_program_options(workflow.info().task_queue),
-            )
-        except ActivityError as err:
-            message, error_type = activity_failure(err)
-            raise ApplicationError(f"cannot load workflow '{name}': {message}", type=error_type,
-                                   non_retryable=True) from None
-        try:
-            program = unpack_program(loaded)
-        except ProgramFormatError as err:  # pinned by a newer release than this worker's
-            raise ApplicationError(f"cannot run workflow '{name}': {err}", type="ProgramFormat",
-                                   non_retryable=True) from None
+        program, loaded = await load_pinned(name, pinned)
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         self.describe(name, loaded["hash"], loaded.get("sources") or [], config)
         return program, loaded["hash"], config
