@@ -88,7 +88,8 @@ def conformance_runs(address: str, uri: str, parallel: int, only: set[str]) -> l
         config = Path(tempfile.mkdtemp(prefix="ffl-check-")) / "config.json"
         config.write_text(json.dumps({"queues": {name: f"{name.split('.')[0]}-{tag}" for name in event_facets(folder)}}))
         args = [*FFL, "run", str(folder), "--workflow", case["workflow"], "--input", json.dumps(case.get("inputs") or {}),
-                "--address", address, "--mongo", uri, "--task-queue", f"ffl-{tag}", "--config", str(config)]  # fmt: skip
+                "--address", address, "--mongo", uri, "--task-queue", f"ffl-{tag}", "--config", str(config),
+                "--allow-scripts"]  # a shared server: scripts are opt-in there  # fmt: skip
         if (folder / "handlers.py").is_file():
             args += ["--handlers", str(folder / "handlers.py")]
         proc = subprocess.run(args, capture_output=True, text=True, cwd=REPO, timeout=300)

@@ -143,3 +143,26 @@ def test_mirror_session_registers_the_worker_and_flushes_on_close(mongo_uri, mon
     assert server["handled"] == [{"handler": "a.B", "handled": 1, "not_handled": 0}]
     assert mongo_db.tasks.find_one()["state"] == "completed"
     assert not list((tmp_path / "spool").glob("*.jsonl"))
+
+
+class _Counts:
+    """A ServerRegistration's counting side alone."""
+
+    uuid = "server-1"
+
+    def __init__(self) -> None:
+        self.counted: list[tuple[str, bool]] = []
+
+    def count(self, handler: str, ok: bool) -> None:
+        self.counted.append((handler, ok))
+
+
+def test_a_cancelled_task_counts_neither_as_handled_nor_as_not_handled() -> None:
+    """A server whose only task was cancelled must not show a failed handler (the original dashboard's fleet
+    page also divides by the largest handled count)."""
+    registration = _Counts()
+    listener = MirrorTaskListener(type("Sink", (), {"write": lambda self, records: None})(), registration)
+    for state in ("running", "canceled", "running", "failed", "running", "completed"):
+        listener.on_task(TaskEvent(workflow_id="w", run_id="r", activity_id="a", facet="f.F", queue="f",
+                                   attempt=1, state=state, payload={}))  # fmt: skip
+    assert registration.counted == [("f.F", False), ("f.F", True)]

@@ -126,7 +126,8 @@ class MirrorTaskListener:
         try:
             _, index = self._next(event, int(event.attempt or 1), finished=event.state in FINISHED)
             self.sink.write([task_record(event, self.server_id, index)])
-            if self.registration is not None and event.state in FINISHED:
+            # A cancelled task was neither handled nor refused by its handler: it counts as neither.
+            if self.registration is not None and event.state in ("completed", "failed"):
                 self.registration.count(event.facet, event.state == "completed")
         except Exception as exc:  # noqa: BLE001 - a listener must never fail a handler
             log.warning("mirror listener: task event not mirrored: %s", exc)
