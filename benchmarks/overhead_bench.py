@@ -58,6 +58,7 @@ from interpreter.workflows import FFLWorkflow, workflow_runner
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: benchmarks/ is not installed
 from benchmarks.handwritten import WORKFLOWS  # noqa: E402
 from benchmarks.history_figures import force_closed, most_pending_activities, task_durations  # noqa: E402
+from benchmarks.servers import temporal_server  # noqa: E402
 
 NOOP, SLOW = "bench.Noop", "bench.Slow"
 SLEEP_ENV = "FFL_BENCH_SLEEP"
@@ -323,21 +324,9 @@ async def main(argv: list[str] | None = None) -> int:
               "slow": lambda: foreach(args.items, slow_handler=True)}
     wanted = [makers[name.strip()]() for name in args.only.split(",") if name.strip()]
     os.environ.setdefault("FFL_VALUE_STORE", tempfile.mkdtemp(prefix="ffl-bench-values-"))  # the handler process too
-    service = None
-    if args.address:
-        address = args.address
-    else:
-        from interpreter.local import start_temporal
-
-        service = start_temporal(ui=False)
-        address = service.address
-    try:
-        # a fresh dev server listens before it answers
+    with temporal_server(args.address) as address:
         client = await connect(ConnectOptions(address=address), retry_for=30.0, data_converter=value_converter())
         rows = await run_all(client, address, wanted, args)
-    finally:
-        if service is not None:
-            service.stop()
     print_table(rows, args.repeat)
     return 0 if all(m.ok for row in rows for m in row.ffl + row.hand) else 1
 

@@ -37,12 +37,14 @@ from typing import Any
 
 from temporalio.api.history.v1 import History
 from temporalio.client import Client
+from temporalio.converter import DataConverter
 from temporalio.worker import Replayer, Worker
 
 from interpreter.activities.dispatch import build_handler_activity
 from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.cli.connect import ConnectOptions, connect
 from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.model import Program
@@ -50,6 +52,7 @@ from interpreter.workflows import FFLWorkflow, workflow_runner
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # run as a script: benchmarks/ is not installed
 from benchmarks.history_figures import percentile, task_durations, task_failures  # noqa: E402
+from benchmarks.servers import temporal_server  # noqa: E402
 
 MODULUS = 1_000_003
 """Layered sums are taken modulo a prime so values stay small however deep the graph."""
@@ -247,17 +250,10 @@ async def main(argv: list[str] | None = None) -> int:
     makers = {"layered": lambda: layered(args.layers, args.width), "foreach": lambda: foreach(args.foreach_count),
               "parallel": lambda: parallel(args.parallel_count)}
     wanted = [name.strip() for name in args.only.split(",") if name.strip()]
-    service = None
-    if args.address:
-        address = args.address
-    else:
-        from interpreter.local import start_temporal
-
-        service = start_temporal(ui=False)
-        address = service.address
     rows: list[Figures] = []
-    try:
-        client = await Client.connect(address)
+    with temporal_server(args.address) as address:
+        client = await connect(ConnectOptions(address=address), retry_for=30.0,
+                               data_converter=DataConverter.default)
         with tempfile.TemporaryDirectory(prefix="ffl-bench-") as tmp:
             for name in wanted:
                 case = makers[name]()
@@ -269,9 +265,6 @@ async def main(argv: list[str] | None = None) -> int:
                 rows.append(figures)
                 print(f"{name}: {figures.wall_s:.1f} s, max workflow task {figures.task_max_ms:.0f} ms, "
                       f"{'ok' if figures.ok else figures.error}", file=sys.stderr, flush=True)
-    finally:
-        if service is not None:
-            service.stop()
     print_table(rows)
     return 0 if all(f.ok for f in rows) else 1
 

@@ -46,6 +46,7 @@ from interpreter.workflows import FFLWorkflow, workflow_runner
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: benchmarks/ is not installed
 from benchmarks.history_figures import task_durations, task_failures  # noqa: E402
+from benchmarks.servers import temporal_server  # noqa: E402
 
 HANDLERS = ROOT / "benchmarks" / "scale_handlers.py"
 
@@ -210,71 +211,61 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--handler-slots", type=int, default=1000)
     args = parser.parse_args(argv)
     wanted = [name.strip() for name in args.only.split(",") if name.strip()]
-    service = None
-    if args.address:
-        address = args.address
-    else:
-        from interpreter.local import start_temporal
-
-        service = start_temporal(ui=False)
-        address = service.address
     rows: list[Figures] = []
     processes: list[subprocess.Popen] = []
-    try:
-        with tempfile.TemporaryDirectory(prefix="ffl-scale-") as tmp:
-            tmp_path = Path(tmp)
-            store = DirectoryValueStore(tmp_path / "values")
-            env = {**os.environ, "FFL_VALUE_STORE": str(store.root), "FFL_REGISTRY": str(tmp_path / "registry")}
-            registry = LocalProgramStore(tmp_path / "registry")
-            # a fresh dev server listens before it answers
-            client = await connect(ConnectOptions(address=address), retry_for=30.0,
-                                   data_converter=value_converter(store))
-            queue = "scale-" + uuid.uuid4().hex[:8]
-            handler_queue = queue + "-h"
-            config = {"queues": {"bench": handler_queue}, **json.loads(args.config)}
-            for name in wanted:
-                figures = Figures(name, "items" if name == "foreach" else "steps",
-                                  args.items if name == "foreach" else args.chain)
-                began = time.perf_counter()
-                if name == "foreach":
-                    source, workflow = FAN, "bench.Fan"
-                    inputs, expected = {"items": list(range(args.items))}, {"out": list(range(args.items))}
-                else:
-                    source, workflow = chain_source(args.chain), "bench.Chain"
-                    inputs, expected = {}, {"last": args.chain - 1}
-                registry.publish(compile_sources([(f"{name}.ffl", source)]))
-                figures.compile_seconds = time.perf_counter() - began if name == "chain" else 0.0
-                local = name == "chain" and not args.chain_remote
-                config_file = tmp_path / f"{name}-config.json"
-                worker_config = dict(config)
-                if not local:
-                    worker_config["remote_facets"] = ["bench.Noop"]
-                config_file.write_text(json.dumps(worker_config))
-                run_queue = f"{queue}-{name}"
-                interpreter = spawn(["--task-queue", run_queue, "--interpreter", "--config", str(config_file),
-                                     "--handlers", str(HANDLERS), "--address", address,
-                                     "--max-concurrent-activities", str(args.handler_slots)],
-                                    env, tmp_path / f"{name}-interpreter.log")
-                handlers = spawn(["--task-queue", handler_queue, "--handlers", str(HANDLERS), "--address", address,
-                                  "--max-concurrent-activities", str(args.handler_slots)],
-                                 env, tmp_path / f"{name}-handlers.log")
-                processes += [interpreter, handlers]
-                await asyncio.sleep(3.0)  # both workers poll before the run starts
-                print(f"{name}: running {figures.count:,} {figures.units} ...", file=sys.stderr, flush=True)
-                await run_workload(client, figures, workflow, inputs, expected, run_queue, args.timeout,
-                                   interpreter.pid, store)
-                rows.append(figures)
-                for process in (interpreter, handlers):
-                    process.terminate()
-                    process.wait(30)
-                print_figures([figures])
-                sys.stdout.flush()
-    finally:
-        for process in processes:
-            if process.poll() is None:
-                process.kill()
-        if service is not None:
-            service.stop()
+    with temporal_server(args.address) as address:
+        try:
+            with tempfile.TemporaryDirectory(prefix="ffl-scale-") as tmp:
+                tmp_path = Path(tmp)
+                store = DirectoryValueStore(tmp_path / "values")
+                env = {**os.environ, "FFL_VALUE_STORE": str(store.root), "FFL_REGISTRY": str(tmp_path / "registry")}
+                registry = LocalProgramStore(tmp_path / "registry")
+                client = await connect(ConnectOptions(address=address), retry_for=30.0,
+                                       data_converter=value_converter(store))
+                queue = "scale-" + uuid.uuid4().hex[:8]
+                handler_queue = queue + "-h"
+                config = {"queues": {"bench": handler_queue}, **json.loads(args.config)}
+                for name in wanted:
+                    figures = Figures(name, "items" if name == "foreach" else "steps",
+                                      args.items if name == "foreach" else args.chain)
+                    began = time.perf_counter()
+                    if name == "foreach":
+                        source, workflow = FAN, "bench.Fan"
+                        inputs, expected = {"items": list(range(args.items))}, {"out": list(range(args.items))}
+                    else:
+                        source, workflow = chain_source(args.chain), "bench.Chain"
+                        inputs, expected = {}, {"last": args.chain - 1}
+                    registry.publish(compile_sources([(f"{name}.ffl", source)]))
+                    figures.compile_seconds = time.perf_counter() - began if name == "chain" else 0.0
+                    local = name == "chain" and not args.chain_remote
+                    config_file = tmp_path / f"{name}-config.json"
+                    worker_config = dict(config)
+                    if not local:
+                        worker_config["remote_facets"] = ["bench.Noop"]
+                    config_file.write_text(json.dumps(worker_config))
+                    run_queue = f"{queue}-{name}"
+                    interpreter = spawn(["--task-queue", run_queue, "--interpreter", "--config", str(config_file),
+                                         "--handlers", str(HANDLERS), "--address", address,
+                                         "--max-concurrent-activities", str(args.handler_slots)],
+                                        env, tmp_path / f"{name}-interpreter.log")
+                    handlers = spawn(["--task-queue", handler_queue, "--handlers", str(HANDLERS), "--address", address,
+                                      "--max-concurrent-activities", str(args.handler_slots)],
+                                     env, tmp_path / f"{name}-handlers.log")
+                    processes += [interpreter, handlers]
+                    await asyncio.sleep(3.0)  # both workers poll before the run starts
+                    print(f"{name}: running {figures.count:,} {figures.units} ...", file=sys.stderr, flush=True)
+                    await run_workload(client, figures, workflow, inputs, expected, run_queue, args.timeout,
+                                       interpreter.pid, store)
+                    rows.append(figures)
+                    for process in (interpreter, handlers):
+                        process.terminate()
+                        process.wait(30)
+                    print_figures([figures])
+                    sys.stdout.flush()
+        finally:
+            for process in processes:
+                if process.poll() is None:
+                    process.kill()
     print("\nsummary")
     print_figures(rows)
     return 0 if all(f.ok for f in rows) else 1
