@@ -185,7 +185,8 @@ def build_handler_activity(
         if limit is not None:
             _warn_if_cut_short(facet, limit, info.start_to_close_timeout, warned)
         notify_task(listeners, task_event("running"))
-        keeper = asyncio.create_task(beats.keep_alive(info.heartbeat_timeout) if not info.is_local else asyncio.sleep(0))
+        # a local activity has no heartbeats to keep up
+        keeper = None if info.is_local else asyncio.create_task(beats.keep_alive(info.heartbeat_timeout))
         plain = not is_async_handler(fn)
         try:
             async with asyncio.timeout(limit) as deadline:
@@ -224,7 +225,8 @@ def build_handler_activity(
             notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
             raise error from exc
         finally:
-            keeper.cancel()
+            if keeper is not None:
+                keeper.cancel()
         notify_task(listeners, task_event("completed", returns=returns))
         return encoded
 
