@@ -30,9 +30,13 @@ class BlockNotFound(LookupError):
 
 @dataclass(frozen=True)
 class BodyReads:
-    """What a block's body reads from outside it: step names (in first-use order)."""
+    """What a block's body reads from outside it: step names and ``$.`` names (in first-use order).
+
+    ``params`` is None when the body holds a script block, which sees every parameter.
+    """
 
     outer_steps: tuple[str, ...]
+    params: tuple[str, ...] | None
 
 
 @dataclass
@@ -105,38 +109,49 @@ def find_block(program: Program, address: str) -> Block:
     return block
 
 
-def _body_refs(block: Block, refs: list[str], defined: set[str]) -> None:
-    refs.extend(block.items_refs)
+@dataclass
+class _Reads:
+    steps: list[str]
+    params: list[str]
+    defined: set[str]
+    scripted: bool = False
+
+
+def _body_refs(block: Block, reads: _Reads) -> None:
+    reads.steps.extend(block.items_refs)
+    reads.params.extend(block.items_params)
+    reads.scripted = reads.scripted or block.kind == "script"
     for step in block.steps:
-        defined.add(step.name)
-        refs.extend(step.refs)
+        reads.defined.add(step.name)
+        reads.steps.extend(step.refs)
+        reads.params.extend(step.params)
         for inner in step.blocks:
-            _body_refs(inner, refs, defined)
+            _body_refs(inner, reads)
         if step.catch is not None:
-            _body_refs(step.catch.block, refs, defined)
+            _body_refs(step.catch.block, reads)
     for item in block.yields:
-        refs.extend(item.refs)
+        reads.steps.extend(item.refs)
+        reads.params.extend(item.params)
     for case in block.cases:
-        refs.extend(case.refs)
-        _body_refs(case.body, refs, defined)
+        reads.steps.extend(case.refs)
+        reads.params.extend(case.params)
+        _body_refs(case.body, reads)
 
 
 def body_reads(program: Program, block: Block) -> BodyReads:
-    """The steps outside ``block`` that its body (iterations, nested blocks, tails, catches) reads.
+    """The steps and parameters outside ``block`` that its body (iterations, nested blocks, tails, catches) reads.
 
-    A foreach's own list is evaluated before the iterations and is not part of its body.
+    A foreach's own list is evaluated before the iterations and is not part of its body: a child
+    workflow gets its slice of the list, never the list itself.
     """
     index = _index(program)
     found = index.reads.get(id(block))
     if found is not None:
         return found
-    refs: list[str] = []
-    defined: set[str] = set()
-    for step in block.steps:
-        defined.add(step.name)
-    inner = block.model_copy(update={"items_refs": []})
-    _body_refs(inner, refs, defined)
-    reads = BodyReads(tuple(name for name in dict.fromkeys(refs) if name not in defined))
+    collected = _Reads([], [], {step.name for step in block.steps})
+    _body_refs(block.model_copy(update={"items_refs": [], "items_params": []}), collected)
+    reads = BodyReads(tuple(name for name in dict.fromkeys(collected.steps) if name not in collected.defined),
+                      None if collected.scripted else tuple(dict.fromkeys(collected.params)))
     index.reads[id(block)] = reads
     return reads
 

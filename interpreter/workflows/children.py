@@ -167,7 +167,8 @@ class Children:
         base = dict(workflow=tracker.workflow_name, program_hash=tracker.program_hash,
                     config=config.model_dump(mode="json"), root_id=tracker.workflow_id, root_run=tracker.run_id,
                     block=address, path=scope.path, owner=scope.owner, script_target=scope.script_target,
-                    depth=interpreter.depth_base + nesting(scope), params=scope.params, outer=outer,
+                    depth=interpreter.depth_base + nesting(scope), params=read_params(scope.params, reads.params),
+                    outer=outer,
                     owner_place=list(place) if place is not None else None)
 
         async def chunk(index: int) -> list[list[Write]]:
@@ -232,6 +233,17 @@ class Children:
         state = "failed" if result.failure is not None else "completed"
         tracker.child(key, child_id, request.path, first, last, state, result.counts)
         return result
+
+
+def read_params(params: dict[str, Any], names: tuple[str, ...] | None) -> dict[str, Any]:
+    """The parameters a child's iterations read (all of them for a body with a script block).
+
+    A foreach over a parameter's list must not send the whole list to every child: storage and
+    conversion time would grow with the square of the list.
+    """
+    if names is None:
+        return params
+    return {name: params[name] for name in params if name in names}
 
 
 def join_foreach(path: str) -> str:

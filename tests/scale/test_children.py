@@ -13,6 +13,7 @@ from interpreter.cli.run_view import fetch_view
 from interpreter.cli.status_view import run_counts
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.queries import StepsPage, StepsQuery
+from interpreter.workflows.children import ChunkRequest
 
 from ..runtime.harness import FAST_RETRY, run_ffl
 from ..runtime.test_workflow_runtime import ListSink
@@ -54,6 +55,16 @@ async def test_foreach_over_the_threshold_runs_in_children_and_keeps_item_order(
     wid = run.handle.id
     assert ids == [f"{wid}/b0/all/b0/foreach[0-2]", f"{wid}/b0/all/b0/foreach[3-5]",
                    f"{wid}/b0/all/b0/foreach[6-8]", f"{wid}/b0/all/b0/foreach[9-9]"]
+    # Each child is sent its slice of the list, never the list: the body reads no parameter but `$.n`.
+    first = await child_request(temporal_client, ids[1])
+    assert (first.items, first.first, first.params) == ([3, 4, 5], 3, {})
+
+
+async def child_request(client, child_id: str) -> ChunkRequest:
+    history = await client.get_workflow_handle(child_id).fetch_history()
+    started = history.events[0].workflow_execution_started_event_attributes
+    [request] = await client.data_converter.decode(started.input.payloads[:1], [ChunkRequest])
+    return request
 
 
 NESTED = """namespace nest {
