@@ -88,6 +88,17 @@ def task_queue() -> str:
     return "q-" + uuid.uuid4().hex[:10]
 
 
+SERVICES = {"temporal_service", "temporal_client", "time_skipping", "mongo_service"}
+"""Fixtures that start a real server: a test using one (directly or through another fixture) is in the slow
+lane, which proves on real services what the fast lane proves in memory."""
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if SERVICES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
+
+
 def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
     for argname, read in conformance_suite.PARAMETERS.items():
         if argname in metafunc.fixturenames:

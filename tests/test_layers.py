@@ -1,10 +1,12 @@
 """Layer rules of the architecture, enforced: each layer imports with the layers above it blocked.
 
 Layers, imports pointing only down: 1 compiler, 2 program (model, serializer,
-evaluator), 3 workflows, 4 activities, 5 entry points (cli, local, worker).
-The pure layers (compiler, program) and the deterministic workflows must not
-reach MongoDB; the pure layers must not reach Temporal either. Each check runs
-in a fresh interpreter that imports every module of the package.
+evaluator), 3 semantics (the language's interpreter and its effects interface),
+4 workflows, 5 activities, 6 entry points (cli, local, worker).
+The pure layers (compiler, program, semantics) and the deterministic workflows
+must not reach MongoDB; the pure layers must not reach Temporal either, so the
+semantics run with temporalio made unimportable. Each check runs in a fresh
+interpreter that imports every module of the package.
 """
 
 from __future__ import annotations
@@ -18,9 +20,13 @@ import pytest
 ENTRY = ["interpreter.cli", "interpreter.local", "worker"]
 
 RULES = {
-    "interpreter.program": ["interpreter.compiler", "interpreter.workflows", "interpreter.activities",
+    "interpreter.program": ["interpreter.compiler", "interpreter.semantics", "interpreter.workflows",
+                            "interpreter.activities",
                             *ENTRY, "temporalio", "pymongo", "lark"],
-    "interpreter.compiler": ["interpreter.workflows", "interpreter.activities", *ENTRY, "temporalio", "pymongo"],
+    "interpreter.compiler": ["interpreter.semantics", "interpreter.workflows", "interpreter.activities", *ENTRY,
+                             "temporalio", "pymongo"],
+    "interpreter.semantics": ["interpreter.compiler", "interpreter.workflows", "interpreter.activities", *ENTRY,
+                              "temporalio", "pymongo"],
     "interpreter.workflows": ["interpreter.activities", *ENTRY, "pymongo"],
     "interpreter.activities": ENTRY,
 }

@@ -1,4 +1,4 @@
-"""Layer 3: the deterministic Temporal workflow that interprets compiled FFL programs."""
+"""Layer 4: the deterministic Temporal workflow that runs the language's interpreter (interpreter.semantics)."""
 
 import os
 
@@ -17,7 +17,7 @@ def workflow_runner(sandboxed: bool | None = None):
     it for every payload it converts (~9 times per activity), so a 5,000-step
     run replays in ~11 s sandboxed against ~4 s without, past the 10 s
     workflow-task timeout a cache eviction's full replay must meet.
-    Sandboxed, the pure program layer and pydantic pass through.
+    Sandboxed, the pure program and semantics layers and pydantic pass through.
     """
     if sandboxed is None:
         sandboxed = os.environ.get(SANDBOX_ENV, "") not in ("", "0", "false")
@@ -28,7 +28,7 @@ def workflow_runner(sandboxed: bool | None = None):
     from temporalio.worker.workflow_sandbox import SandboxedWorkflowRunner, SandboxRestrictions
 
     return SandboxedWorkflowRunner(
-        restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "interpreter.program")
+        restrictions=SandboxRestrictions.default.with_passthrough_modules("pydantic", "interpreter.program", "interpreter.semantics")
     )
 
 

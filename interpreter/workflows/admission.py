@@ -109,7 +109,8 @@ class Admission:
     """Grants activity slots within the run's limits, its start budget per task and its completion rate."""
 
     def __init__(self, limit: int, per_task: int, rate: float, per_facet: Mapping[str, int] | None = None,
-                 tick: workflow.ActivityConfig | None = None):
+                 tick: workflow.ActivityConfig | None = None, hold: Callable[[], bool] | None = None):
+        """``hold`` is true while the run admits nothing new (it is about to continue as new: continuation.py)."""
         self.limit = limit
         self.per_task = per_task
         self.max_rate = rate
@@ -118,7 +119,6 @@ class Admission:
         self.per_facet = dict(per_facet or {})
         self.tick_options = tick or workflow.ActivityConfig()
         self.in_flight = 0
-        self.most_in_flight = 0
         self.facets: dict[str, _Facet] = {}
         self._queues: dict[str, deque[_Waiter]] = {}  # facet → waiters in arrival order
         self._seq = itertools.count()
@@ -128,12 +128,13 @@ class Admission:
         self._calm_since: float | None = None  # workflow time the last task began, for the rate's climb
         self._wake: asyncio.Task | None = None
         self._ticks = 0
-        self.hold: Callable[[], bool] | None = None  # true while the run admits nothing new (continuation.py)
+        self.hold = hold
 
     @classmethod
-    def from_config(cls, config: RuntimeConfig, tick: workflow.ActivityConfig) -> Admission:
+    def from_config(cls, config: RuntimeConfig, tick: workflow.ActivityConfig,
+                    hold: Callable[[], bool] | None = None) -> Admission:
         return cls(config.max_pending_activities, config.max_starts_per_task, config.max_completions_per_second,
-                   config.facet_max_pending, tick)
+                   config.facet_max_pending, tick, hold)
 
     @asynccontextmanager
     async def slot(self, facet: str) -> AsyncIterator[None]:
@@ -152,7 +153,7 @@ class Admission:
     async def acquire(self, facet: str) -> float:
         """Wait for a slot; returns the workflow time it was granted at, for ``release``."""
         now = self._now()
-        if not self._waiting() and self._admits(facet, now):
+        if not self.waiting() and self._admits(facet, now):
             self._take(facet, now)
             return now
         waiter = _Waiter(next(self._seq), facet)
@@ -196,12 +197,9 @@ class Admission:
             self._task, self._started, self._completed = task, 0, 0
         return now
 
-    def _waiting(self) -> bool:
-        return any(self._queues.values())
-
     def waiting(self) -> bool:
         """Whether an activity waits for a slot."""
-        return self._waiting()
+        return any(self._queues.values())
 
     def _room(self, facet: str) -> bool:
         """The run's and the facet's limits, which only completions can make room in."""
@@ -232,7 +230,6 @@ class Admission:
         self._started += 1
         self.in_flight += 1
         state.in_flight += 1
-        self.most_in_flight = max(self.most_in_flight, self.in_flight)
 
     def _grant(self) -> None:
         """Admit waiters, earliest first, while limits and pace allow; ask for a tick when only time would."""

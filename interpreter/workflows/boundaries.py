@@ -7,13 +7,11 @@ Each function is a one-line hook at its call site (marked ``# boundary``):
   decoder would raise inside the workflow task, failing it forever);
 - ``check_params``: workflow parameters against their declared types, before
   any step runs;
-- ``check_returns``: a handler's record against its facet's declared returns;
-- ``check_nesting``: steps nested deeper than ``RuntimeConfig.max_nesting_depth``
-  (runaway recursion through ``when``) fail instead of growing without end;
 - ``schedule_to_start`` / ``timeout_message``: the optional per-facet
   schedule-to-start timeout, reported with the queue that had no worker.
 
-The checks themselves are the pure functions of ``interpreter.program.values``.
+The checks themselves are the pure functions of ``interpreter.program.values``; a handler's returns and
+the nesting bound are the language's (interpreter.semantics).
 """
 
 from __future__ import annotations
@@ -29,9 +27,7 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError,
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RetryConfig
     from interpreter.program.model import FacetDecl, Program
-    from interpreter.program.values import input_problems, return_problem, scan_json
-
-from .state import Scope, StepFailure
+    from interpreter.program.values import input_problems, scan_json
 
 _JSON_ENCODINGS = (b"json/plain",)
 
@@ -67,37 +63,6 @@ def check_params(program: Program, decl: FacetDecl, params: dict[str, Any]) -> N
         raise _invalid(f"workflow '{decl.qname}': " + "; ".join(problems))
 
 
-def check_returns(program: Program, decl: FacetDecl, returns: dict[str, Any], path: str) -> None:
-    """Fail the step (catchably) when its handler set a declared return to a value of another type."""
-    problem = return_problem(program, decl, returns)
-    if problem is not None:
-        raise StepFailure(path, decl.qname, problem, "TypeError")
-
-
-def nesting(scope: Scope) -> int:
-    """How many steps enclose ``scope``: composed bodies, tails and catches on the way to the workflow."""
-    depth = 0
-    owner: object = object()
-    current: Scope | None = scope
-    while current is not None:
-        if current.owner != owner:
-            owner = current.owner
-            if owner is not None:
-                depth += 1
-        current = current.control
-    return depth
-
-
-def check_nesting(scope: Scope, path: str, facet: str, limit: int, base: int = 0) -> None:
-    """Fail a step nested inside more than ``limit`` steps: recursion that the data never ends.
-
-    ``base`` counts the steps enclosing the interpretation (a child workflow's foreach)."""
-    if base + nesting(scope) >= limit:
-        raise StepFailure(path, facet, f"steps are nested more than {limit} deep (runaway recursion?); "
-                          "raise max_nesting_depth in the runtime configuration if this is intended",
-                          "NestingTooDeep")
-
-
 def schedule_to_start(retry: RetryConfig) -> timedelta | None:
     seconds = retry.schedule_to_start_seconds
     return timedelta(seconds=seconds) if seconds else None
@@ -106,6 +71,18 @@ def schedule_to_start(retry: RetryConfig) -> timedelta | None:
 def heartbeat(retry: RetryConfig) -> timedelta | None:
     seconds = retry.heartbeat_seconds
     return timedelta(seconds=seconds) if seconds else None
+
+
+def activity_failure(err: ActivityError) -> tuple[str, str]:
+    """(message, type name) of the cause of a failed activity."""
+    cause = err.cause
+    if isinstance(cause, ApplicationError):
+        return cause.message, cause.type or "ApplicationError"
+    if isinstance(cause, TimeoutError):
+        return f"activity timed out ({cause.type.name if cause.type else 'timeout'})", "TimeoutError"
+    if cause is not None:
+        return str(cause) or type(cause).__name__, type(cause).__name__
+    return str(err), "ActivityError"
 
 
 def timeout_message(err: ActivityError, queue: str, retry: RetryConfig) -> str | None:

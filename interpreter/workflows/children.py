@@ -26,8 +26,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, WorkflowIDReusePolicy
@@ -35,99 +34,17 @@ from temporalio.exceptions import ApplicationError, ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
-    from interpreter.program.config import RuntimeConfig
     from interpreter.program.constants import CHUNK_WORKFLOW
-    from interpreter.program.display import readable_path, short_name, shorten
-    from interpreter.program.locate import block_address, body_reads, find_block, waits_for_signals
+    from interpreter.program.display import readable_path, shorten
+    from interpreter.program.locate import block_address, body_reads, waits_for_signals
     from interpreter.program.model import Block
+    from interpreter.semantics import Scope, Skipped, StepFailure, Write
+    from interpreter.semantics.schedule import windowed
 
-from .boundaries import nesting
-from .builtins import Builtins
-from .cancellation import CONTROL_PATCH
-from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, continuation_of
-from .loading import load_pinned
-from .options import ActivityOptions
-from .schedule import windowed
-from .state import Handle, Scope, Skipped, StepFailure, Write
-
-if TYPE_CHECKING:
-    from .runner import Interpreter
-
-SEQ_STRIDE = 1_000_000
-"""Mirror record numbers one child may use before the next child's (they order the mirror's log entries)."""
-
-
-@dataclass
-class OuterStep:
-    """A completed step outside the foreach that its body reads: what the child's scope needs of it."""
-
-    name: str
-    returns: dict[str, Any]
-    declared: list[str] = field(default_factory=list)
-    nullable: list[str] = field(default_factory=list)
-
-
-@dataclass
-class ChunkRequest:
-    """Everything a child needs to run iterations ``first .. first + len(items) - 1`` of one foreach."""
-
-    workflow: str  # the root FFL workflow (its program is loaded, pinned by hash)
-    program_hash: str
-    config: dict[str, Any]
-    root_id: str  # the logical run's identity, for mirror records and grandchildren's ids
-    root_run: str
-    block: str  # the foreach block's address in the program (program.locate)
-    path: str  # the foreach's scope path: iterations are <path>/foreach[<index>]
-    owner: str | None
-    script_target: str
-    depth: int  # steps enclosing the foreach (the nesting bound counts on from there)
-    params: dict[str, Any]
-    outer: list[OuterStep]
-    items: list[Any]
-    first: int
-    seq: int = 0
-    owner_place: list[Any] | None = None  # the owner step's mirror place (parent, block, root)
-
-
-@dataclass
-class ChunkFailure:
-    path: str
-    facet: str
-    cause: str
-    error_type: str
-    within: list[list[str]] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, failure: StepFailure) -> ChunkFailure:
-        return cls(failure.path, failure.facet, failure.cause, failure.error_type,
-                   [[path, facet] for path, facet in failure.within])
-
-    def raised(self) -> StepFailure:
-        failure = StepFailure(self.path, self.facet, self.cause, self.error_type)
-        for path, facet in self.within:
-            failure.failed_within(path, facet)
-        return failure
-
-
-@dataclass
-class ChunkResult:
-    """Each iteration's yields in index order, or the failure that stopped the chunk; the chunk's step counts."""
-
-    writes: list[list[list[Any]]] = field(default_factory=list)
-    failure: ChunkFailure | None = None
-    counts: dict[str, int] = field(default_factory=dict)
-
-    @classmethod
-    def restored(cls, data: dict[str, Any]) -> ChunkResult:
-        """A result carried in a continued run's memo (plain JSON there)."""
-        failure = data.get("failure")
-        return cls(writes=data.get("writes") or [], failure=ChunkFailure(**failure) if failure else None,
-                   counts=dict(data.get("counts") or {}))
-
-
-def chunk_key(path: str, first: int, last: int) -> str:
-    """The memo key of a chunk, and the tail of its child's workflow id."""
-    return f"{path}/foreach[{first}-{last}]"
+from .chunks import SEQ_STRIDE, ChunkFailure, ChunkRequest, ChunkResult, OuterStep, chunk_key, read_params
+from .continuation import Scale
+from .session import Session
+from .tracker import Tracker
 
 
 def chunk_summary(root: str, path: str, first: int, last: int) -> str:
@@ -138,22 +55,22 @@ def chunk_summary(root: str, path: str, first: int, last: int) -> str:
 class Children:
     """The parent's side: chunks a foreach's iterations into child workflows, merges their yields by index."""
 
-    def __init__(self, interpreter: Interpreter, scale: Scale, seq_base: int = 0):
-        self.interpreter = interpreter
+    def __init__(self, session: Session, tracker: Tracker, scale: Scale, seq_base: int = 0):
+        self.session = session
+        self.tracker = tracker
         self.scale = scale
         self.seq_base = seq_base
         self.running: set[asyncio.Task] = set()  # tasks awaiting a child workflow
 
     def wanted(self, block: Block, count: int) -> bool:
         """Past the threshold, unless the body waits for signals (those reach the run's own workflow only)."""
-        return count > self.interpreter.config.child_threshold and not waits_for_signals(
-            self.interpreter.program, block)
+        return count > self.session.config.child_threshold and not waits_for_signals(self.session.program, block)
 
     async def run(self, block: Block, scope: Scope, items: list[Any]) -> list[list[Write]]:
         """All iterations of ``block`` over ``items``, in child workflows; their yields in index order."""
-        interpreter = self.interpreter
-        config = interpreter.config
-        reads = body_reads(interpreter.program, block)
+        session = self.session
+        config = session.config
+        reads = body_reads(session.program, block)
         await scope.wait_for(list(reads.outer_steps))  # the body's outer values travel with each chunk
         outer = []
         for name in reads.outer_steps:
@@ -161,25 +78,23 @@ class Children:
             outer.append(OuterStep(name, dict(handle.returns or {}), list(handle.declared), list(handle.nullable)))
         size = config.iterations_per_child
         bounds = [(first, min(first + size, len(items))) for first in range(0, len(items), size)]
-        address = block_address(interpreter.program, block)
-        tracker = interpreter.tracker
-        place = tracker.places.get(scope.owner) if scope.owner is not None else None
-        base = dict(workflow=tracker.workflow_name, program_hash=tracker.program_hash,
-                    config=config.model_dump(mode="json"), root_id=tracker.workflow_id, root_run=tracker.run_id,
-                    block=address, path=scope.path, owner=scope.owner, script_target=scope.script_target,
-                    depth=interpreter.depth_base + nesting(scope), params=read_params(scope.params, reads.params),
-                    outer=outer,
+        place = self.tracker.places.get(scope.owner) if scope.owner is not None else None
+        base = dict(workflow=session.workflow_name, program_hash=session.program_hash,
+                    config=config.model_dump(mode="json"), root_id=session.workflow_id, root_run=session.run_id,
+                    block=block_address(session.program, block), path=scope.path, owner=scope.owner,
+                    script_target=scope.script_target, depth=session.rules.depth_base + scope.nesting(),
+                    params=read_params(scope.params, reads.params), outer=outer,
                     owner_place=list(place) if place is not None else None)
 
         async def chunk(index: int) -> list[list[Write]]:
             first, stop = bounds[index]
             if scope.is_failed():
                 raise Skipped(f"'{scope.path}' stopped after a failure")
-            result = await self.run_chunk(ChunkRequest(**base, items=items[first:stop], first=first,
-                                                       seq=self.seq_of(index)), first, stop - 1)
+            result = await self.start_child(ChunkRequest(**base, items=items[first:stop], first=first,
+                                                         seq=self.seq_of(index)), first, stop - 1)
             if result.failure is not None:
                 scope.fail()
-                raise result.failure.raised()
+                raise step_failure(result.failure)
             return [[(target, fields) for target, fields in writes] for writes in result.writes]
 
         try:
@@ -193,15 +108,15 @@ class Children:
     def seq_of(self, index: int) -> int:
         return (self.seq_base + (index + 1) * SEQ_STRIDE) % (1 << 42)
 
-    async def run_chunk(self, request: ChunkRequest, first: int, last: int) -> ChunkResult:
+    async def start_child(self, request: ChunkRequest, first: int, last: int) -> ChunkResult:
         """One child (or its result from the memo): started once the run does not hold."""
         key = chunk_key(request.path, first, last)
-        tracker = self.interpreter.tracker
+        tracker = self.tracker
         memo = self.scale.memo
         hit = memo.get(key)
+        child_id = f"{request.root_id}/{key}"
         if hit is None:
             await self.scale.gate()
-            child_id = f"{request.root_id}/{key}"
             tracker.child(key, child_id, request.path, first, last, "running")
             self.scale.children += 1
             task = asyncio.current_task()
@@ -212,7 +127,7 @@ class Children:
                     CHUNK_WORKFLOW, request, id=child_id, task_queue=workflow.info().task_queue,
                     result_type=ChunkResult, id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
                     parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-                    static_summary=chunk_summary(self.interpreter.root, request.path, first, last),
+                    static_summary=chunk_summary(self.session.root, request.path, first, last),
                     static_details=f"iterations {first} to {last} of the foreach at `{request.path}` of "
                                    f"run `{request.root_id}`",
                 )
@@ -229,21 +144,23 @@ class Children:
             memo.put(key, result)
         else:
             result = hit if isinstance(hit, ChunkResult) else ChunkResult.restored(hit)
-            child_id = f"{request.root_id}/{key}"
         state = "failed" if result.failure is not None else "completed"
         tracker.child(key, child_id, request.path, first, last, state, result.counts)
         return result
 
 
-def read_params(params: dict[str, Any], names: tuple[str, ...] | None) -> dict[str, Any]:
-    """The parameters a child's iterations read (all of them for a body with a script block).
+def chunk_failure(failure: StepFailure) -> ChunkFailure:
+    """A child's failure as its result carries it to the parent."""
+    return ChunkFailure(failure.path, failure.facet, failure.cause, failure.error_type,
+                        [[path, facet] for path, facet in failure.within])
 
-    A foreach over a parameter's list must not send the whole list to every child: storage and
-    conversion time would grow with the square of the list.
-    """
-    if names is None:
-        return params
-    return {name: params[name] for name in params if name in names}
+
+def step_failure(chunk: ChunkFailure) -> StepFailure:
+    """A child's failure raised again in the parent, as the step failed in the child."""
+    failure = StepFailure(chunk.path, chunk.facet, chunk.cause, chunk.error_type)
+    for path, facet in chunk.within:
+        failure.failed_within(path, facet)
+    return failure
 
 
 def join_foreach(path: str) -> str:
@@ -258,60 +175,3 @@ def chunk_request(args: Sequence[RawValue]) -> ChunkRequest:
         raise ApplicationError(f"{CHUNK_WORKFLOW} needs a chunk request", type="InvalidParameters",
                                non_retryable=True)
     return workflow.payload_converter().from_payload(args[0].payload, ChunkRequest)
-
-
-async def run_chunk(host, args: Sequence[RawValue]) -> ChunkResult:
-    """The child workflow: iterations of one foreach, in a history of their own.
-
-    ``host`` is the FFLWorkflow instance (its tracker answers the steps query;
-    its mirror flusher sends the records).
-    """
-    from .runner import Interpreter  # the runner imports this module
-
-    request = chunk_request(args)
-    continued = continuation_of(args)
-    tracker = host.tracker
-    tracker.bind(request.root_id, request.root_run)
-    tracker.workflow_name = request.workflow
-    tracker.program_hash = request.program_hash
-    tracker.seq = continued.seq if continued is not None else request.seq
-    program, _ = await load_pinned(request.workflow, request.program_hash)
-    config = RuntimeConfig.model_validate(request.config)
-    control = workflow.patched(CONTROL_PATCH)  # a child is always started by a release with durable control
-    host.control = control
-    host.options = ActivityOptions(program, config, workflow.info().task_queue, control)
-    tracker.mirror = config.mirror
-    tracker.describe_run(short_name(request.workflow),
-                         f"**FFL** iterations {request.first} to {request.first + len(request.items) - 1} of "
-                         f"`{request.path}` in run `{request.root_id}`")
-    if request.owner is not None and request.owner_place is not None:
-        tracker.places[request.owner] = tuple(request.owner_place)
-    tracker.blocks.add(request.path)
-    block = find_block(program, request.block)
-    host.mirror_bytes = MIRROR_BATCH_BYTES_BY_REFERENCE
-    flusher = asyncio.create_task(host.flush_mirror()) if config.mirror else None
-    scale = Scale(config.continue_after_events, continued)
-    interpreter = Interpreter(program, config, tracker, host.options,
-                              Builtins(host.signals, tracker) if control else None, scale=scale, seq_base=request.seq)
-    interpreter.root = short_name(request.workflow)
-    interpreter.depth_base = request.depth
-    handles = {o.name: Handle.resolved(o.name, tuple(o.declared), o.returns, tuple(o.nullable))
-               for o in request.outer}
-    scope = Scope(request.params, request.path, None, None, request.script_target, handles, request.owner)
-    indexes = range(request.first, request.first + len(request.items))
-    result = ChunkResult()
-    try:
-        done, writes = await scale.run(interpreter.run_iterations(block, scope, request.items, indexes))
-        if not done:
-            await host.drain_mirror(flusher)
-            workflow.continue_as_new(args=[request, scale.carry(tracker.seq, request.root_run, request.program_hash,
-                                                                request.config)])
-        result.writes = [[list(write) for write in iteration] for iteration in writes]
-    except StepFailure as failure:
-        result.failure = ChunkFailure.of(failure)
-    except Skipped as skipped:  # nothing outside the chunk can fail; kept for completeness of the contract
-        result.failure = ChunkFailure(request.path, "foreach", str(skipped), "Skipped")
-    result.counts = tracker.totals()
-    await host.drain_mirror(flusher)
-    return result
-

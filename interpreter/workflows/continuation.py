@@ -1,25 +1,24 @@
 """Runs longer than one history: a memo of completed work, and continue-as-new when the history is long.
 
-The interpreter is deterministic given the results of its activities, so a
-run continued as new simply interprets the program again from the start
-with a *memo*: the result (or failure) of every handler, script and child
-workflow it completed so far, keyed by the step path (a child by its chunk).
-A memo hit resolves at once and schedules nothing; the first miss is where
-the run left off. So the run's identity (workflow id), its steps query and
-its mirror records continue as if it had never stopped: the re-run rebuilds
-the same step records, and records of steps restored from the memo are not
+The interpreter is deterministic given the results of its effects, so a
+run continued as new interprets the program again from the start with a
+*memo*: the result (or failure) of every handler, script, built-in step and
+child workflow it completed so far, keyed by the step path (a child by its
+chunk). ``Remembered`` is the effects layer that answers from it: a hit
+resolves at once and schedules nothing; the first miss is where the run
+left off. So the run's identity (workflow id), its steps query and its
+mirror records continue as if it had never stopped: the re-run rebuilds the
+same step records, and records of steps restored from the memo are not
 mirrored again.
 
 When the history reaches ``RuntimeConfig.continue_after_events`` events the
-run *holds*: admission grants no new activity and no child starts, the
-activities and children in flight finish (their results join the memo),
-the mirror's records are sent, and once the run waits for nothing but what
-it holds back it continues as new with ``[inputs, Continuation]``: the memo
-(passed by reference by the payload codec once it is large), the mirror's
-record sequence, the first run's id and the pinned program hash and
-configuration, so the new run loads exactly the program and settings the
-run started with. A run that holds but finishes without needing more simply
-finishes.
+run *holds* (``Scale.holds``): admission grants no new activity and no child
+or built-in step starts, what is in flight finishes (its results join the
+memo), the mirror's records are sent, and once the run waits for nothing but
+what it holds back it continues as new with ``[inputs, Continuation]``: the
+memo (by reference once it is large), the mirror's record sequence, the first
+run's id and the pinned program hash and configuration. A run that holds but
+finishes without needing more simply finishes.
 
 Everything here depends on history only (its length, results), so replay
 takes the same decisions.
@@ -29,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Coroutine, Sequence
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -38,33 +36,19 @@ from temporalio.common import RawValue
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import TICK_ACTIVITY
+    from interpreter.semantics import BuiltinCall, Effects, FacetCall, ScriptCall, StepFailure
+
+from .admission import Admission
+from .layer import Layer
+from .memo import Continuation, Memo, failure_entry, result_entry
 
 MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
-"""Most JSON bytes of one Mirror activity input under SCALE_PATCH: below the codec's 128 KB, so mirror batches
+"""Most JSON bytes of one Mirror activity input under SCALE: below the codec's 128 KB, so mirror batches
 stay in history instead of filling the value store with blobs nobody reads twice."""
 
 RESTORE_BATCH = 500
 """Memo hits one workflow activation resolves before it yields (a local ``ffl.Tick``): re-running tens of
 thousands of completed steps in one activation would pass the SDK's 2 s deadlock detection."""
-
-SCALE_PATCH = "ffl-scale"
-"""Patch introduced after release 0.2.0.dev1: child workflows for large foreach blocks, continue-as-new with a
-memo, handlers as local activities where the interpreter serves them. Runs started before it keep one history."""
-
-
-@dataclass
-class Continuation:
-    """What a run continued as new carries over (its second workflow argument)."""
-
-    memo: dict[str, Any] = field(default_factory=dict)
-    seq: int = 0
-    run_id: str = ""
-    program_hash: str = ""
-    config: dict[str, Any] = field(default_factory=dict)
-    runs: int = 1
-    """Runs of this logical run so far, this one included."""
-    signals: dict[str, Any] | None = None
-    """The run's signals (Signals.carry): payloads kept for a later wait, the received log."""
 
 
 def continuation_of(args: Sequence[RawValue]) -> Continuation | None:
@@ -75,33 +59,12 @@ def continuation_of(args: Sequence[RawValue]) -> Continuation | None:
     return value if isinstance(value, Continuation) else None
 
 
-class Memo:
-    """Completed results by key: ``restored`` from earlier runs of this logical run, ``fresh`` from this one."""
-
-    def __init__(self, restored: dict[str, Any] | None = None):
-        self.restored: dict[str, Any] = dict(restored or {})
-        self.fresh: dict[str, Any] = {}
-
-    def get(self, key: str) -> Any | None:
-        found = self.restored.get(key)
-        return found if found is not None else self.fresh.get(key)
-
-    def put(self, key: str, entry: Any) -> None:
-        self.fresh[key] = entry
-
-    def carried(self) -> dict[str, Any]:
-        return {**self.restored, **self.fresh}
-
-    def __len__(self) -> int:
-        return len(self.restored) + len(self.fresh)
-
-
-def result_entry(result: Any) -> dict[str, Any]:
-    return {"r": result}
-
-
-def failure_entry(message: str, error_type: str) -> dict[str, Any]:
-    return {"e": [message, error_type]}
+def recalled(entry: dict[str, Any], path: str, facet: str) -> Any:
+    """A memo entry's result, or its failure raised again as it was first raised."""
+    if "e" in entry:
+        message, error_type = entry["e"]
+        raise StepFailure(path, facet, message, error_type)
+    return entry.get("r")
 
 
 class Scale:
@@ -114,8 +77,6 @@ class Scale:
         self.children = 0  # child workflows in flight
         self.builtins = 0  # built-in steps in flight (timers, waits for a signal)
         self.held = 0  # coroutines waiting because the run holds
-        self.in_flight = lambda: 0  # activities in flight (the interpreter's admission)
-        self.admission_waiting = lambda: False
         self._local_task = -1  # history length of the workflow task local activities are counted in
         self._local_done = 0
         self._restored = 0  # memo hits since the last yield
@@ -160,16 +121,16 @@ class Scale:
         finally:
             self.held -= 1
 
-    def drained(self) -> bool:
+    def drained(self, admission: Admission) -> bool:
         """Held, nothing in flight, and something waits for what the run holds back: time to continue."""
-        return (self.holds() and self.in_flight() == 0 and self.children == 0 and self.builtins == 0
-                and (self.held > 0 or self.admission_waiting()))
+        return (self.holds() and admission.in_flight == 0 and self.children == 0 and self.builtins == 0
+                and (self.held > 0 or admission.waiting()))
 
-    async def run(self, work: Coroutine[Any, Any, Any]) -> tuple[bool, Any]:
+    async def run(self, work: Coroutine[Any, Any, Any], admission: Admission) -> tuple[bool, Any]:
         """Run ``work``; (True, its result) when it finished, (False, None) when the run must continue as new."""
         task = asyncio.ensure_future(work)
         try:
-            await workflow.wait_condition(lambda: task.done() or self.drained())
+            await workflow.wait_condition(lambda: task.done() or self.drained(admission))
         except asyncio.CancelledError:
             task.cancel()
             await asyncio.gather(task, return_exceptions=True)
@@ -183,3 +144,48 @@ class Scale:
         runs = self.continued.runs + 1 if self.continued is not None else 2
         return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
                             config=config, runs=runs, signals=signals)
+
+
+class Remembered(Layer):
+    """The memo as an effects layer: answers what an earlier run of this logical run completed, remembers the
+    rest; a built-in step waits while the run holds, and is counted in flight so the run never continues
+    as new during one."""
+
+    def __init__(self, scale: Scale, next_layer: Effects):
+        super().__init__(next_layer)
+        self.scale = scale
+
+    async def call_facet(self, request: FacetCall) -> Any:
+        hit = self.scale.memo.get(request.path)
+        if hit is not None:
+            await self.scale.restored()
+            return recalled(hit, request.path, request.decl.qname)
+        return await self._kept(request.path, self.next.call_facet(request))
+
+    async def script(self, request: ScriptCall) -> Any:
+        hit = self.scale.memo.get(request.path)
+        if hit is not None:
+            return recalled(hit, request.path, request.owner or "script")
+        return await self._kept(request.path, self.next.script(request))
+
+    async def builtin(self, request: BuiltinCall) -> dict[str, Any]:
+        hit = self.scale.memo.get(request.path)
+        if hit is not None:
+            await self.scale.restored()
+            return recalled(hit, request.path, request.facet) or {}
+        await self.scale.gate()
+        self.scale.builtins += 1
+        try:
+            return await self._kept(request.path, self.next.builtin(request))
+        finally:
+            self.scale.builtins -= 1
+
+    async def _kept(self, path: str, work: Coroutine[Any, Any, Any]) -> Any:
+        """``work``'s result, or its failure, remembered under ``path`` for the runs that continue this one."""
+        try:
+            result = await work
+        except StepFailure as failure:
+            self.scale.memo.put(path, failure_entry(failure.cause, failure.error_type))
+            raise
+        self.scale.memo.put(path, result_entry(result))
+        return result

@@ -19,8 +19,8 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.pinned import unpack_program
     from interpreter.program.serialize import ProgramFormatError
 
+from .boundaries import activity_failure
 from .options import load_program_options
-from .state import activity_failure
 
 
 async def load_pinned(workflow_name: str, program_hash: str | None) -> tuple[Program, dict[str, Any]]:

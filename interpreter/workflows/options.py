@@ -18,7 +18,8 @@ from temporalio.workflow import ActivityCancellationType
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RetryConfig, RuntimeConfig
-    from interpreter.program.model import Call, FacetDecl, Policy, Program
+    from interpreter.program.model import Call, Policy, Program
+    from interpreter.semantics.interpreter import dispatched
 
 from .boundaries import heartbeat, schedule_to_start
 
@@ -55,11 +56,6 @@ def load_program_options(interpreter_queue: str) -> workflow.ActivityConfig:
     )
 
 
-def dispatched(decl: FacetDecl) -> bool:
-    """Whether a call of ``decl`` goes to a handler: event facets and prompt facets."""
-    return decl.kind == "event" or decl.prompt is not None
-
-
 def policy_options(config: RuntimeConfig, qname: str, default_queue: str,
                    policy: Policy | None) -> tuple[workflow.ActivityConfig, RetryConfig]:
     """A handler's options under a policy of FFL (``ffl.Retry``/``Timeout``/``Queue``) over the worker's config.
@@ -80,7 +76,7 @@ def policy_options(config: RuntimeConfig, qname: str, default_queue: str,
 class ActivityOptions:
     """The options of every activity a run starts, built when its program and config are loaded.
 
-    With ``control`` (CONTROL_PATCH: runs started since durable control) a
+    With ``control`` (runs started since durable control, features.Level.CONTROL) a
     facet's policy and a call's are applied, the latter built once per call;
     without it, the options of the release before.
     """
@@ -106,9 +102,6 @@ class ActivityOptions:
         # The tick only brings the run its next workflow task (see admission): one quick attempt.
         self.tick = workflow.ActivityConfig(task_queue=interpreter_queue, start_to_close_timeout=timedelta(seconds=10),
                                             retry_policy=RetryPolicy(maximum_attempts=1))
-
-    def facet(self, qname: str) -> workflow.ActivityConfig:
-        return self.facets[qname]
 
     def for_call(self, qname: str, call: Call | None) -> tuple[workflow.ActivityConfig, RetryConfig]:
         """The options of one call of ``qname`` and the retry settings they hold (for its error messages)."""

@@ -33,8 +33,6 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.values import scan_json
 
-from .tracker import Tracker
-
 RECEIVED_LIMIT = 1_000
 """Most signals the ``signals`` query lists (the newest); older ones only count."""
 
@@ -70,12 +68,10 @@ def decode_payload(args: Sequence[RawValue], name: str) -> Any:
 class Signals:
     """The run's mailboxes; ``wait`` is what an ``ffl.WaitForSignal`` step does."""
 
-    def __init__(self, tracker: Tracker):
-        self.tracker = tracker
+    def __init__(self) -> None:
         self.boxes: dict[str, Mailbox] = {}
         self.received: list[dict[str, Any]] = []
         self.count = 0
-        self.logging = True  # False for a run started before signals were recorded (see CONTROL_PATCH)
 
     def box(self, name: str) -> Mailbox:
         found = self.boxes.get(name)
@@ -102,9 +98,6 @@ class Signals:
                 record["state"], record["step"] = "taken", waiter.path
                 return waiter.path
         box.kept.append((index, payload))
-        if self.logging:
-            self.tracker.log("", f"{via} '{name}' received; no step waits for it yet: kept for the next "
-                                 f"ffl.WaitForSignal(name = \"{name}\")")
         return None
 
     def waiting_on(self, name: str) -> bool:

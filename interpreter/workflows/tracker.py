@@ -7,48 +7,49 @@ proportional to the graph.
 
 from __future__ import annotations
 
-import itertools
 import json
+from collections.abc import Collection
 from typing import Any
 
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.display import current_details, readable_path
-    from interpreter.program.queries import LEGACY_LIMIT, MAX_LIMIT, StepsPage, StepsQuery
+    from interpreter.program.queries import StepsPage, StepsQuery
+    from interpreter.program.steps_view import first_records, page_of
 
 STATES = ("running", "completed", "failed", "caught", "cancelled")
 
-QUERY_RETURNS_BUDGET = 1_000_000
-"""JSON bytes of step returns one steps-query answer (a page, or the argument-less list) carries at most."""
-
 
 class Tracker:
-    def __init__(self, mirror: bool = False):
+    """The records of one history of a logical run (``workflow_id``, ``run_id``: the logical run's identity).
+
+    ``seq`` is the number of the next mirror record (a continued run or a child goes on from where its
+    predecessor's numbers end); ``quiet`` the paths whose records an earlier run of this logical run
+    already mirrored; ``places`` the mirror places a child inherits (its foreach's owner step).
+    """
+
+    def __init__(self, workflow_id: str, run_id: str, program_hash: str, *, mirror: bool = False, seq: int = 0,
+                 quiet: Collection[str] = (), root: str = "", header: str = "",
+                 places: dict[str, tuple[str | None, str, str]] | None = None, blocks: Collection[str] = ()):
+        self.workflow_id = workflow_id
+        self.run_id = run_id
+        self.program_hash = program_hash  # step and task records carry it (flow ids)
         self.mirror = mirror
+        self.seq = seq  # position of the next mirror record in the run: the mirror's deterministic log order
+        self.quiet = quiet
+        self.root = root  # the workflow's short name and what it runs, for the Web UI's current details
+        self.header = header
         self.steps: dict[str, dict[str, Any]] = {}
         self.counts = dict.fromkeys(STATES, 0)
         self.buffer: list[dict[str, Any]] = []
-        self.places: dict[str, tuple[str | None, str, str]] = {}  # path → (parent step, block, root step)
-        self.blocks: set[str] = set()  # paths of mirrored blocks
-        self.workflow_id = ""
-        self.run_id = ""
-        self.program_hash = ""  # from the first runner record; step and task records carry it (flow ids)
-        self.seq = 0  # position of the next mirror record in the run: the mirror's deterministic log order
-        self.root = ""  # the workflow's short name and what it runs, for the Web UI's current details
-        self.header = ""
+        self.places: dict[str, tuple[str | None, str, str]] = dict(places or {})  # path → (parent, block, root)
+        self.blocks: set[str] = set(blocks)  # paths of mirrored blocks
         self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
-        self.workflow_name = ""  # the FFL workflow's qualified name (children load its program)
         self.children: dict[str, dict[str, Any]] = {}  # chunk key → child workflow record (children.py)
         self.child_counts = dict.fromkeys(STATES, 0)  # step counts of finished children, nested ones included
-        self.quiet: Any = ()  # paths whose records an earlier run of this logical run mirrored (continuation.py)
-
-    def describe_run(self, root: str, header: str) -> None:
-        self.root, self.header = root, header
-        self._details()
-
-    def bind(self, workflow_id: str, run_id: str) -> None:
-        self.workflow_id, self.run_id = workflow_id, run_id
+        if header:
+            self._details()
 
     # ------------------------------------------------------------------ steps
 
@@ -156,33 +157,13 @@ class Tracker:
         """Step counts of the logical run as far as this history knows: its own and its finished children's."""
         return {name: self.counts[name] + self.child_counts[name] for name in STATES}
 
-    def snapshot(self, budget: int = QUERY_RETURNS_BUDGET, limit: int = LEGACY_LIMIT) -> list[dict[str, Any]]:
-        """The first ``limit`` step records; returns beyond ``budget`` JSON bytes in all are replaced by a note.
+    def snapshot(self) -> list[dict[str, Any]]:
+        """The steps query without an argument: the first step records (steps_view.first_records)."""
+        return first_records(self.steps)
 
-        A query answer over 2 MB (payload limit) or 4 MB (gRPC) fails, however
-        large the steps' results are.
-        """
-        return _bounded(itertools.islice(self.steps.values(), limit), budget)
-
-    def page(self, query: StepsQuery, budget: int = QUERY_RETURNS_BUDGET) -> StepsPage:
-        """The steps ``query`` selects, from its offset on, at most its limit (and MAX_LIMIT) of them."""
-        offset = max(0, query.offset)
-        limit = max(0, min(query.limit, MAX_LIMIT))
-        if not query.prefix and query.state is None:
-            matched = len(self.steps)
-            chosen = list(itertools.islice(self.steps.values(), offset, offset + limit))
-        else:
-            selected = (r for r in self.steps.values() if _selects(query, r))
-            chosen, matched = [], 0
-            for record in selected:
-                if offset <= matched < offset + limit:
-                    chosen.append(record)
-                matched += 1
-        end = offset + len(chosen)
-        return StepsPage(steps=_bounded(chosen, budget), matched=matched, offset=offset,
-                         next_offset=end if end < matched else None, counts=dict(self.counts),
-                         children=[dict(record) for record in self.children.values()
-                                   if _under(query.prefix, record["path"])])
+    def page(self, query: StepsQuery) -> StepsPage:
+        """The steps query with an argument: one page of the records it selects (steps_view.page_of)."""
+        return page_of(self.steps, query, self.counts, self.children)
 
     def _details(self) -> None:
         current = None
@@ -236,40 +217,6 @@ class Tracker:
                     break
         batch, self.buffer = self.buffer[:count], self.buffer[count:]
         return batch
-
-
-def _selects(query: StepsQuery, record: dict[str, Any]) -> bool:
-    """The record is in the query's state and at or under its path prefix (whole path segments)."""
-    if query.state is not None and record["state"] != query.state:
-        return False
-    prefix = query.prefix
-    if not prefix:
-        return True
-    path = record["path"]
-    return path == prefix or path.startswith(prefix if prefix.endswith("/") else prefix + "/")
-
-
-def _under(prefix: str, path: str) -> bool:
-    """Whether a foreach at ``path`` is within a query for ``prefix`` (or holds it: its children may)."""
-    if not prefix:
-        return True
-    stem = prefix.rstrip("/")
-    return path == stem or path.startswith(stem + "/") or stem.startswith(path + "/")
-
-
-def _bounded(records, budget: int) -> list[dict[str, Any]]:
-    """Copies of ``records``; returns past ``budget`` JSON bytes in all are replaced by a note."""
-    out, used = [], 0
-    for record in records:
-        item = dict(record)
-        if item["returns"] is not None:
-            size = len(json.dumps(item["returns"], default=str))
-            if used + size > budget:
-                item["returns"] = {"_omitted": f"returns of {size} bytes left out of the steps query"}
-            else:
-                used += size
-        out.append(item)
-    return out
 
 
 def _shrunk(record: dict[str, Any], size: int) -> dict[str, Any]:

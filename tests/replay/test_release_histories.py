@@ -54,7 +54,7 @@ async def test_the_control_patch_guards_runs_started_before_it(monkeypatch):
     from temporalio import workflow
     from temporalio.worker import UnsandboxedWorkflowRunner
 
-    from interpreter.workflows.cancellation import CONTROL_PATCH
+    from interpreter.workflows.features import CONTROL_PATCH
 
     patched = workflow.patched
     monkeypatch.setattr(workflow, "patched", lambda patch_id: True if patch_id == CONTROL_PATCH else patched(patch_id))

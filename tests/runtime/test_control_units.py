@@ -13,9 +13,9 @@ from interpreter.activities.payload import decode_task_token, encode_task_token
 from interpreter.cli.control_cmds import ControlError, parse_json
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.model import Policy
-from interpreter.workflows.builtins import parse_time
+from interpreter.semantics import StepFailure
+from interpreter.semantics.builtin_args import parse_time
 from interpreter.workflows.options import policy_options
-from interpreter.workflows.state import StepFailure
 
 
 def test_a_task_token_survives_its_trip_through_a_shell():

@@ -15,7 +15,7 @@ from interpreter.program import pinned
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.model import Call, Step
 from interpreter.program.serialize import program_to_json
-from interpreter.workflows.schedule import dataflow, windowed
+from interpreter.semantics.schedule import dataflow, windowed
 
 from .harness import FAST_RETRY, compile_text, run_ffl
 
@@ -120,7 +120,7 @@ def test_pinned_program_drops_locations_and_compresses_when_large(monkeypatch):
 def test_mirror_batches_stop_short_of_the_byte_bound():
     from interpreter.workflows.tracker import Tracker
 
-    tracker = Tracker()
+    tracker = Tracker("wf", "run", "")
     tracker.buffer = [{"n": i, "blob": "x" * 1000} for i in range(10)]
     first = tracker.take(500, max_bytes=3500)
     assert [r["n"] for r in first] == [0, 1, 2]

@@ -13,7 +13,7 @@ from interpreter.cli.run_view import fetch_view
 from interpreter.cli.status_view import run_counts
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.queries import StepsPage, StepsQuery
-from interpreter.workflows.children import ChunkRequest
+from interpreter.workflows.chunks import ChunkRequest
 
 from ..runtime.harness import FAST_RETRY, run_ffl
 from ..runtime.test_workflow_runtime import ListSink

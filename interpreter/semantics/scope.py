@@ -1,66 +1,20 @@
-"""Run-time state of an interpretation: step handles, scopes, failures and yield merging.
+"""What a block sees while it runs: step handles, scopes, and how yields merge into returns.
 
-Everything here is plain data driven by the workflow's event loop; nothing
-touches Temporal, so the rules are easy to read and to test.
+Plain data on the event loop (a Temporal workflow's, or a test's): nothing
+here knows how a step's value was computed.
 """
 
 from __future__ import annotations
 
 import asyncio
-import itertools
 from typing import Any
 
-from temporalio import workflow
-from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError
+from interpreter.program.evaluate import EvaluationError, StepValue
 
-with workflow.unsafe.imports_passed_through():
-    from interpreter.program.evaluate import EvaluationError, StepValue
+from .failures import Skipped
 
 Write = tuple[str, dict[str, Any]]
 """One yield: (qualified target, fields) — merged later in deterministic order."""
-
-_failure_seq = itertools.count()
-
-
-class StepFailure(Exception):
-    """A step failed and nothing caught it; names the innermost failing step.
-
-    ``seq`` orders failures by when they happened (deterministic under
-    Temporal), so the first real failure is the one reported.
-    """
-
-    def __init__(self, path: str, facet: str, cause: str, error_type: str):
-        self.path, self.facet, self.cause, self.error_type = path, facet, cause, error_type
-        self.seq = next(_failure_seq)
-        self.within: list[tuple[str, str]] = []  # enclosing steps it failed, innermost first
-        super().__init__(path, facet, cause, error_type)
-
-    def failed_within(self, path: str, facet: str) -> None:
-        """Record an enclosing (composed) step this failure also fails, so the message names it."""
-        if path != self.path and (path, facet) not in self.within:
-            self.within.append((path, facet))
-
-    def __str__(self) -> str:
-        text = f"step '{self.path}' ({self.facet}) failed: {self.error_type}: {self.cause}"
-        for path, facet in self.within:
-            text += f"\n  in step '{path}' ({facet})"
-        return text
-
-
-def activity_failure(err: ActivityError) -> tuple[str, str]:
-    """(message, type name) of the cause of a failed activity."""
-    cause = err.cause
-    if isinstance(cause, ApplicationError):
-        return cause.message, cause.type or "ApplicationError"
-    if isinstance(cause, TimeoutError):
-        return f"activity timed out ({cause.type.name if cause.type else 'timeout'})", "TimeoutError"
-    if cause is not None:
-        return str(cause) or type(cause).__name__, type(cause).__name__
-    return str(err), "ActivityError"
-
-
-class Skipped(Exception):
-    """A step was not started because a step it needs failed, or its scope failed."""
 
 
 def join(path: str, part: str) -> str:
@@ -139,20 +93,20 @@ class Scope:
     """Names visible to a block: its parameters and steps, then its parent's.
 
     ``names`` is the parent for step lookup (None at a declaration body);
-    ``control`` is the parent whose failure stops this scope's steps from
+    ``stops_with`` is the scope whose failure stops this scope's steps from
     starting (the caller's scope for an inlined body).
     """
 
-    __slots__ = ("params", "path", "steps", "names", "control", "failed", "script_target", "owner")
+    __slots__ = ("params", "path", "steps", "names", "stops_with", "failed", "script_target", "owner")
 
-    def __init__(self, params: dict[str, Any], path: str, names: Scope | None, control: Scope | None,
+    def __init__(self, params: dict[str, Any], path: str, names: Scope | None, stops_with: Scope | None,
                  script_target: str, steps: dict[str, Handle] | None = None, owner: str | None = None):
         self.owner = owner  # path of the nearest enclosing step (None at the workflow's top level)
         self.params = params
         self.path = path
         self.steps: dict[str, Handle] = steps if steps is not None else {}
         self.names = names
-        self.control = control
+        self.stops_with = stops_with
         self.failed = False
         self.script_target = script_target
 
@@ -180,52 +134,32 @@ class Scope:
         scope: Scope | None = self
         while scope is not None and scope.owner == self.owner:
             scope.failed = True
-            scope = scope.control
+            scope = scope.stops_with
 
     def is_failed(self) -> bool:
         scope: Scope | None = self
         while scope is not None:
             if scope.failed:
                 return True
-            scope = scope.control
+            scope = scope.stops_with
         return False
 
-    async def wait_for(self, refs: list[str]) -> None:
+    def nesting(self) -> int:
+        """How many steps enclose this scope: composed bodies, tails and catches on the way to the workflow."""
+        depth = 0
+        owner: object = object()
+        current: Scope | None = self
+        while current is not None:
+            if current.owner != owner:
+                owner = current.owner
+                if owner is not None:
+                    depth += 1
+            current = current.stops_with
+        return depth
+
+    async def wait_for(self, refs: list[str] | tuple[str, ...]) -> None:
         """Wait for exactly the steps ``refs`` names; Skipped if one failed or the scope did."""
         for name in refs:
             await self.find(name).wait()
         if self.is_failed():
             raise Skipped(f"'{self.path}' stopped after a failure")
-
-
-def first_failure(results: list[Any]) -> BaseException | None:
-    """The failure to report among gathered results: earliest StepFailure, else any other error."""
-    failures = [r for r in results if isinstance(r, StepFailure)]
-    if failures:
-        return min(failures, key=lambda f: f.seq)
-    for result in results:
-        if isinstance(result, BaseException) and not isinstance(result, Skipped):
-            return result
-    for result in results:
-        if isinstance(result, Skipped):
-            return result
-    return None
-
-
-async def gather_all(coros: list) -> list[Any]:
-    """Run coroutines concurrently, let every one finish, then raise the failure to report."""
-    if len(coros) == 1:
-        results = [await _capture(coros[0])]
-    else:
-        results = await asyncio.gather(*coros, return_exceptions=True)
-    failure = first_failure(results)
-    if failure is not None:
-        raise failure
-    return results
-
-
-async def _capture(coro) -> Any:
-    try:
-        return await coro
-    except Exception as err:  # noqa: BLE001 - handed to first_failure like gather would
-        return err

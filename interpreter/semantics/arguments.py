@@ -9,11 +9,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from temporalio import workflow
-
-with workflow.unsafe.imports_passed_through():
-    from interpreter.program.evaluate import EvaluationError, StepValue, evaluate
-    from interpreter.program.model import Call, FacetDecl, MixinCall, Program, SchemaDecl
+from interpreter.program.evaluate import EvaluationError, StepValue, evaluate
+from interpreter.program.model import Call, FacetDecl, MixinCall, Program, SchemaDecl
 
 StepLookup = Callable[[str], StepValue]
 

@@ -1,0 +1,55 @@
+"""The one place that reads ``workflow.patched``: which release's behaviour a run has, as one ordered level.
+
+Each release that changed the commands a run emits added a patch (docs/upgrading.md); a run started by a
+release has every patch up to it, so one ``Level`` says everything. The rest of the workflow builds whole
+objects per level (which effects layers a run has, which options its activities get) instead of testing
+patch ids where it goes. Patch markers are recorded where they are read, so the order and place of the
+reads here are part of every recorded history: RUN_METADATA right after LoadProgram, before the run's memo
+is written (``describe``), then CONTROL and SCALE.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from enum import IntEnum
+
+from temporalio import workflow
+
+RUN_METADATA_PATCH = "ffl-run-metadata"
+"""After 0.1.0: a run's memo also names its workflow, namespace and sources, and FFL's search attributes are
+upserted where registered. 0.1.0 histories upserted the program hash alone."""
+
+CONTROL_PATCH = "ffl-control"
+"""After 0.2.0.dev0: built-in steps, signals and updates, policies, the default heartbeat timeout, activities
+that wait for their handlers' cancellation and catch blocks that clean up a cancelled run."""
+
+SCALE_PATCH = "ffl-scale"
+"""After 0.2.0.dev1: child workflows for large foreach blocks, continue-as-new with a memo, handlers as local
+activities where the interpreter serves them, values by reference."""
+
+
+class Level(IntEnum):
+    """What a run supports, by the release that started it."""
+
+    FIRST = 0  # 0.1.0
+    RUN_METADATA = 1  # 0.2.0.dev0
+    CONTROL = 2  # 0.2.0.dev1
+    SCALE = 3  # 0.2.0.dev2 and since
+
+
+def run_level(describe: Callable[[bool], None]) -> Level:
+    """The level of a workflow run; ``describe(with_metadata)`` writes its memo between the first read and the
+    others, where every release since 0.2.0.dev0 has written it."""
+    metadata = workflow.patched(RUN_METADATA_PATCH)
+    describe(metadata)
+    if not metadata:
+        return Level.FIRST
+    if not workflow.patched(CONTROL_PATCH):
+        return Level.RUN_METADATA
+    return Level.SCALE if workflow.patched(SCALE_PATCH) else Level.CONTROL
+
+
+def child_level() -> Level:
+    """A child workflow (a chunk of a foreach) exists since SCALE; it has always recorded CONTROL alone."""
+    workflow.patched(CONTROL_PATCH)
+    return Level.SCALE
