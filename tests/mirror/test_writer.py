@@ -6,6 +6,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 import pymongo
+import pytest
 
 from interpreter.activities.mirror import ids
 from interpreter.local import restart, start_mongo
@@ -150,6 +151,7 @@ def test_overflowing_memory_still_delivers_everything(mongo_uri, mongo_db, make_
     assert counts(mongo_db) == {"runners": 6, "steps": 6 * 3, "logs": 6, "tasks": 0, "state_logs": 6 * (2 + 2 * 2)}
 
 
+@pytest.mark.slow  # a real server in a process of its own
 def test_outage_delays_the_mirror_but_never_blocks_or_loses(tmp_path, make_writer) -> None:
     service = start_mongo(log_dir=str(tmp_path))
     try:

@@ -13,6 +13,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 HELLO = REPO / "examples" / "hello"
 
@@ -68,6 +70,7 @@ def test_failure_names_step_facet_and_cause(temporal_service, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow  # a real server in a process of its own
 def test_missing_handler_fails_the_run_on_the_embedded_server(tmp_path):
     """On its own server ``ffl run`` serves every queue, so a facet without a handler fails clearly."""
     (tmp_path / "bad.ffl").write_text(FAILING)

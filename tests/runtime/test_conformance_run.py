@@ -11,6 +11,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests import conformance_suite as suite
 from tests.conformance_suite import Case
 from tests.paths import REPO
@@ -39,6 +41,7 @@ def test_conformance_case_via_address(temporal_service, core_case: Case):
     check(core_case, ffl_run(core_case, "--address", temporal_service.address))
 
 
+@pytest.mark.slow  # a real server in a process of its own
 def test_conformance_case_on_embedded_server(core_folder):
     case = suite.cases_of(core_folder)[0]
     proc = ffl_run(case)

@@ -148,6 +148,7 @@ def test_ffl_publish_says_what_it_replaces_and_repairs(tmp_path):
     assert LocalProgramStore(registry).load("p.W")[1] == h2
 
 
+@pytest.mark.slow  # a real server in a process of its own
 def test_ffl_publish_never_prints_the_password_of_a_mongodb_uri(tmp_path):
     (tmp_path / "one.ffl").write_text(V1)
     uri = "mongodb://alice:s3cr3t-pw@127.0.0.1:1/afl?serverSelectionTimeoutMS=300"
