@@ -43,10 +43,9 @@ def main() -> int:
     _limit(resource.RLIMIT_AS, int(request["memory_mb"]) * 1024 * 1024)
     _limit(resource.RLIMIT_CPU, int(request["cpu_seconds"]))
     _limit(resource.RLIMIT_CORE, 0)
-    where = request.get("where") or "script"
     result: dict = {}
     try:
-        code = compile(request["code"], f"<{where}>", "exec")
+        code = compile(request["code"], request.get("origin") or "<ffl script>", "exec")
         exec(code, {"__name__": "__ffl_script__", "params": request.get("params") or {}, "result": result})  # noqa: S102
     except MemoryError:
         _answer(answer, {"error": "MemoryError", "message": f"used more than {request['memory_mb']} MB of memory"})

@@ -38,7 +38,7 @@ from temporalio.exceptions import ApplicationError
 
 from ..program.config import ScriptConfig
 from ..program.constants import RUN_SCRIPT_ACTIVITY
-from ..program.scripts import ScriptRequest, scripts_of
+from ..program.scripts import ScriptRequest, script_origins, scripts_of
 from ..program.serialize import program_from_json
 from ..program.values import scan_json
 from .program_store import ProgramStore, ProgramTampered
@@ -83,9 +83,12 @@ def _kill(process: asyncio.subprocess.Process) -> None:
         pass
 
 
-async def run_script_process(code: str, params: dict[str, Any], where: str, limits: ScriptConfig) -> dict[str, Any]:
-    """Run ``code`` with ``params`` in a fresh limited process; its ``result``, or an ApplicationError."""
-    request = json.dumps({"code": code, "params": params, "where": where, "memory_mb": limits.memory_mb,
+async def run_script_process(code: str, params: dict[str, Any], where: str, limits: ScriptConfig,
+                             origin: str = "") -> dict[str, Any]:
+    """Run ``code`` with ``params`` in a fresh limited process; its ``result``, or an ApplicationError.
+
+    ``origin`` (``file.ffl:LINE``) is the name Python's own messages give the script."""
+    request = json.dumps({"code": code, "params": params, "origin": origin, "memory_mb": limits.memory_mb,
                           "cpu_seconds": math.ceil(limits.timeout_seconds) + 1}).encode("utf-8")
     with tempfile.TemporaryDirectory(prefix="ffl-script-") as workdir:
         process = await asyncio.create_subprocess_exec(
@@ -142,11 +145,11 @@ class ScriptRunner:
         self.store = store
         self.limits = limits
         self.allowed = allowed
-        self._scripts: OrderedDict[str, dict[str, str]] = OrderedDict()
+        self._scripts: OrderedDict[str, tuple[dict[str, str], dict[str, str]]] = OrderedDict()  # code, origins
         self._slots: asyncio.Semaphore | None = None
 
-    async def code(self, request: ScriptRequest) -> str:
-        """The code of the requested script, from the program published under the requested hash."""
+    async def code(self, request: ScriptRequest) -> tuple[str, str]:
+        """The code of the requested script and its origin, from the program published under the requested hash."""
         scripts = self._scripts.get(request.program_hash)
         if scripts is None:
             try:
@@ -155,25 +158,25 @@ class ScriptRunner:
                 raise _fail(str(err), "ProgramNotFound") from err
             except ProgramTampered as err:
                 raise _fail(str(err), "ProgramTampered") from err
-            scripts = scripts_of(program_from_json(text))
-            self._scripts[request.program_hash] = scripts
+            program = program_from_json(text)
+            scripts = self._scripts[request.program_hash] = scripts_of(program), script_origins(program)
             while len(self._scripts) > self.CACHED_PROGRAMS:
                 self._scripts.popitem(last=False)
-        code = scripts.get(request.script_id)
+        code = scripts[0].get(request.script_id)
         if code is None:
             raise _fail(f"program {request.program_hash[:12]} has no script '{request.script_id}'", "ScriptNotFound")
-        return code
+        return code, scripts[1].get(request.script_id, "")
 
     async def run(self, request: ScriptRequest) -> dict[str, Any]:
         where = f"script of step '{request.step}'" if request.step else "script"
         if not self.allowed:
             raise _fail(f"{where}: scripts are disabled on this worker; start the interpreter worker with "
                         f"{ALLOW_FLAG} to run them", "ScriptsDisabled")
-        code = await self.code(request)
+        code, origin = await self.code(request)
         if self._slots is None:
             self._slots = asyncio.Semaphore(self.limits.processes)
         async with self._slots:
-            work = asyncio.ensure_future(run_script_process(code, request.params, where, self.limits))
+            work = asyncio.ensure_future(run_script_process(code, request.params, where, self.limits, origin))
             shutdown = asyncio.ensure_future(activity.wait_for_worker_shutdown())
             try:
                 await asyncio.wait({work, shutdown}, return_when=asyncio.FIRST_COMPLETED)

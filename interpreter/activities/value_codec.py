@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter, PayloadCodec
 
+from .ordered_json import OrderedPayloadConverter
 from .value_store import ValueStore, digest_of, open_value_store
 
 REFERENCE_ENCODING = b"ffl/reference"
@@ -118,7 +119,8 @@ def value_converter(store: ValueStore | None = None, threshold: int | None = Non
     """The default data converter with the claim-check codec: what every client and worker here uses."""
     codec = ClaimCheckCodec(store if store is not None else open_value_store(mongo_uri),
                             threshold if threshold is not None else threshold_from_env())
-    return dataclasses.replace(DataConverter.default, payload_codec=codec)
+    return dataclasses.replace(DataConverter.default, payload_converter_class=OrderedPayloadConverter,
+                               payload_codec=codec)
 
 
 def codec_of(converter: DataConverter) -> ClaimCheckCodec | None:

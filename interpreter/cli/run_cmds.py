@@ -359,7 +359,7 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         try:
             result = await _result_or_stop(client, handle, tasks, stop, console, started)
             try:
-                line = dumps_checked(result, ensure_ascii=False, sort_keys=True)  # never Infinity or NaN
+                line = dumps_checked(result, ensure_ascii=False)  # never Infinity or NaN; in the order returned
             except ValueProblem as exc:
                 status = 1
                 _err(f"error: workflow {args.workflow} ({workflow_id}) returned a result that is not JSON: {exc}")

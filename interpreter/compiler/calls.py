@@ -103,7 +103,8 @@ def implicit_problems(table: SymbolTable, decl: ImplicitDecl) -> list[Problem]:
     return out
 
 
-def yield_problems(table: SymbolTable, item: Yield) -> list[Problem]:
+def yield_problems(table: SymbolTable, item: Yield, types: dict[str, Ty] | None = None) -> list[Problem]:
+    """Unknown returns in a yield, and values whose static type cannot fit the return they set."""
     out = duplicate_args(item.args)
     decl = facet(table, item.target)
     if decl is None:
@@ -117,6 +118,11 @@ def yield_problems(table: SymbolTable, item: Yield) -> list[Problem]:
         for a in item.args
         if a.name not in fields
     ]
+    for arg in item.args:
+        found, declared = (types or {}).get(arg.name), fields.get(arg.name)
+        if arg.name in fields and not _fits(found, declared):
+            out.append((arg.loc or item.loc, f"yield to '{decl.qname}' sets return '{arg.name}' ({_show(declared)}) "
+                                             f"to a value of type {_show(found)}"))
     return out
 
 

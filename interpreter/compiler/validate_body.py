@@ -122,8 +122,8 @@ class BodyChecker:
         targets: set[str] = set()
         for item in block.yields:
             reads = Reads()
-            for arg in item.args:
-                self.exprs.check_field(arg, "value", after, reads, arg.loc or item.loc)
+            types = {arg.name: self.exprs.check_field(arg, "value", after, reads, arg.loc or item.loc)
+                     for arg in item.args}
             item.refs, item.params = reads.refs, reads.params
             if item.target is None:
                 continue
@@ -134,7 +134,7 @@ class BodyChecker:
             if item.target in targets:
                 self.report(item.loc, f"duplicate yield: two yields to '{item.name}' in one block")
             targets.add(item.target)
-            for loc, message in yield_problems(self.table, item):
+            for loc, message in yield_problems(self.table, item, types):
                 self.report(loc, message)
 
     def step(self, step: Step, scope: Scope) -> None:

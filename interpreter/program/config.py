@@ -7,6 +7,8 @@ settings the run started with.
 
 from __future__ import annotations
 
+from typing import Literal
+
 from pydantic import BaseModel, ConfigDict, Field, PositiveInt
 
 DEFAULT_HEARTBEAT_SECONDS = 60.0
@@ -91,6 +93,9 @@ class RuntimeConfig(BaseModel):
     continue_after_events: int = Field(default=8000, ge=100, le=40000)
     """History events after which a run stops admitting activities, lets those in flight finish and continues
     as new with a memo of the results so far (a history that long replays in about two seconds)."""
+    type_checks: Literal["strict", "warn"] = "strict"
+    """``warn``: a value that does not fit its declared type (a workflow input, a handler's return, a workflow's
+    output) is passed on unchanged and reported as a warning instead of failing (docs/migrating.md)."""
     max_value_bytes: int = Field(default=64 * 1024 * 1024, ge=1024)
     """Bytes of JSON one value (a step's arguments, a workflow's returns) may have; values over the codec's
     threshold travel by reference, but every worker that reads one holds it in memory."""

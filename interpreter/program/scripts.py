@@ -88,3 +88,10 @@ def _all_scripts(program: Program) -> list:
 def scripts_of(program: Program) -> dict[str, str]:
     """Script id → code, for every script of ``program``."""
     return {script.id: script.code for script in _all_scripts(with_script_ids(program))}
+
+
+def script_origins(program: Program) -> dict[str, str]:
+    """Script id → ``file.ffl:LINE`` of its ``script`` keyword, where the program kept its source places: the name
+    Python's messages give the script (a name without ``/``, which Python's SyntaxError would cut)."""
+    return {script.id: f"{script.loc.file.rsplit('/', 1)[-1]}:{script.loc.line}"
+            for script in _all_scripts(with_script_ids(program)) if script.loc is not None and script.loc.file}

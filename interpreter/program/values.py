@@ -159,11 +159,17 @@ def describe(value: Any) -> str:
     return type(value).__name__
 
 
-def _scalar_problem(name: str, value: Any) -> bool:
-    """Whether ``value`` (not null) does not fit builtin type ``name``."""
+def _scalar_problem(name: str, value: Any, integral_doubles: bool = True) -> bool:
+    """Whether ``value`` (not null) does not fit builtin type ``name``.
+
+    JSON has one number type, so a double with no fraction (``331750.0``) fits Long and Int
+    (``integral_doubles``; runs started before 0.2.0.dev3 refused it).
+    """
     if name == "Json":
         return False
     if name in ("Long", "Int"):
+        if integral_doubles and isinstance(value, float) and value.is_integer():
+            return False
         return not isinstance(value, int) or isinstance(value, bool)
     if name == "Double":
         return not isinstance(value, (int, float)) or isinstance(value, bool)
@@ -174,11 +180,12 @@ def _scalar_problem(name: str, value: Any) -> bool:
     return False
 
 
-def check_type(value: Any, ref: TypeRef, schemas: Mapping[str, SchemaDecl], where: str) -> str | None:
+def check_type(value: Any, ref: TypeRef, schemas: Mapping[str, SchemaDecl], where: str,
+               integral_doubles: bool = True) -> str | None:
     """Why ``value`` does not fit ``ref`` (naming ``where``, expected and received), or None if it fits.
 
     Null fits every type (an absent value, as FFL reads it). Long and Int take
-    integers only (``1.5`` and ``true`` do not fit); Double takes any number;
+    integers (and doubles without a fraction; ``1.5`` and ``true`` do not fit); Double takes any number;
     a schema takes a record whose fields fit theirs and that has no other
     field; ``Json`` takes anything. Unknown type names are not checked.
     """
@@ -211,7 +218,7 @@ def check_type(value: Any, ref: TypeRef, schemas: Mapping[str, SchemaDecl], wher
             if problem is not None:
                 return f"{place} {problem}"
             continue
-        if _scalar_problem(name, item):
+        if _scalar_problem(name, item, integral_doubles):
             return f"{place} expects {expected}, got {describe(item)}"
     return None
 
@@ -226,25 +233,29 @@ def _mixed_params(program: Program, decl: FacetDecl, returns: bool) -> list[Para
     return params
 
 
-def input_problems(program: Program, decl: FacetDecl, params: Mapping[str, Any]) -> list[str]:
+def input_problems(program: Program, decl: FacetDecl, params: Mapping[str, Any],
+                   integral_doubles: bool = True) -> list[str]:
     """Every workflow parameter whose value does not fit its declared type, each naming it."""
     problems = []
     for param in _mixed_params(program, decl, returns=False):
         if param.name in params:
-            problem = check_type(params[param.name], param.type, program.schemas, f"parameter '{param.name}'")
+            problem = check_type(params[param.name], param.type, program.schemas, f"parameter '{param.name}'",
+                                 integral_doubles)
             if problem is not None:
                 problems.append(problem)
     return problems
 
 
-def return_problem(program: Program, decl: FacetDecl, returns: Mapping[str, Any]) -> str | None:
-    """The first declared return a handler set to a value of the wrong type, or None.
+def return_problem(program: Program, decl: FacetDecl, returns: Mapping[str, Any], integral_doubles: bool = True,
+                   whose: str = "handler result") -> str | None:
+    """The first declared return set to a value of the wrong type (by a handler, or a workflow's yields), or None.
 
     Undeclared keys are not checked: handlers may return more than the facet declares.
     """
     for param in _mixed_params(program, decl, returns=True):
         if param.name in returns:
-            problem = check_type(returns[param.name], param.type, program.schemas, f"return '{param.name}'")
+            problem = check_type(returns[param.name], param.type, program.schemas, f"return '{param.name}'",
+                                 integral_doubles)
             if problem is not None:
-                return f"handler result does not fit the declared returns: {problem}"
+                return f"{whose} does not fit the declared returns: {problem}"
     return None

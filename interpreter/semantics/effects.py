@@ -86,3 +86,6 @@ class Reporter(Protocol):
 
     def log(self, path: str, message: str) -> None:
         """Something the run's log should say about the step at ``path``."""
+
+    def warn(self, path: str, message: str) -> None:
+        """A warning about the step at ``path`` (a value passed on although it does not fit its type)."""

@@ -59,15 +59,30 @@ class Rules:
 
     ``cleanup_on_cancel``: a cancelled step runs its catch as cleanup (``error_type == "Cancelled"``), is
     recorded cancelled, and a cancelled block waits for its steps' cleanup; runs started before durable
-    control replay without. ``depth_base`` counts the steps enclosing this interpretation (a child
-    workflow's foreach), for ``max_nesting``.
+    control replay without. ``seed_lifecycle``: a step goes in the original runtime's order — an event
+    facet's script before its handler (the script's keys in the handler's payload, the handler's returns
+    over the script's), yields captured after script blocks, the first of several matching ``when`` cases
+    setting a return, and a workflow's outputs checked against its declared returns; runs started before
+    0.2.0.dev3 replay without. ``integral_doubles``: a double without a fraction fits Long and Int.
+    ``type_checks``: ``strict`` fails a step (or the run) on a value that does not fit its declared type;
+    ``warn`` reports it and passes the value on. ``depth_base`` counts the steps enclosing this
+    interpretation (a child workflow's foreach), for ``max_nesting``.
     """
 
     cleanup_on_cancel: bool = True
+    seed_lifecycle: bool = True
+    integral_doubles: bool = True
+    type_checks: str = "strict"
     value_limit: int = DEFAULT_VALUE_LIMIT
     max_nesting: int = 64
     depth_base: int = 0
     foreach_window: int = FOREACH_WINDOW
+
+
+class ScriptWrite(tuple):
+    """An ``andThen script`` block's write: captured before the yields of its declaration or step."""
+
+    __slots__ = ()
 
 
 def _no_steps(name: str) -> Any:
@@ -99,6 +114,24 @@ async def shielded(work: Awaitable[Any]) -> Any:
             continue
 
 
+def first_case_wins(results: list[list[Write]]) -> list[Write]:
+    """The writes of several matching ``when`` cases, in case order, where a return that an earlier case set
+    to a value (not a list, which concatenate) keeps it: the first case in source order wins."""
+    taken: set[tuple[str, str]] = set()
+    out: list[Write] = []
+    for writes in results:
+        setting: set[tuple[str, str]] = set()
+        for write in writes:
+            target, fields = write
+            kept = {key: value for key, value in fields.items()
+                    if isinstance(value, list) or (target, key) not in taken}
+            setting.update((target, key) for key, value in kept.items() if not isinstance(value, list))
+            if kept:
+                out.append(ScriptWrite((target, kept)) if isinstance(write, ScriptWrite) else (target, kept))
+        taken |= setting
+    return out
+
+
 class Interpreter:
     def __init__(self, program: Program, effects: Effects, reporter: Reporter, rules: Rules = Rules()):
         self.program = program
@@ -126,7 +159,7 @@ class Interpreter:
 
     async def run_workflow(self, decl: FacetDecl, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            return await self.run_declaration(decl, params, "", None)
+            returns = await self.run_declaration(decl, params, "", None)
         except StepFailure as failure:
             if decl.catch is None:
                 raise
@@ -137,6 +170,19 @@ class Interpreter:
             if self.rules.cleanup_on_cancel and decl.catch is not None:  # the workflow's own catch cleans up last
                 await self.clean_up(decl.catch, decl, None, params, None, "", decl.qname)
             raise
+        if self.rules.seed_lifecycle:
+            self.check_types(return_problem(self.program, decl, returns, self.rules.integral_doubles,
+                                            whose=f"the outputs of workflow '{decl.qname}'"), "", decl.qname)
+        return returns
+
+    def check_types(self, problem: str | None, path: str, facet: str) -> None:
+        """A value that does not fit its declared type fails the step, or (``type_checks: warn``) is reported."""
+        if problem is None:
+            return
+        if self.rules.type_checks == "warn":
+            self.report.warn(path, f"{facet}: {problem} (passed on: type_checks is warn)")
+            return
+        raise StepFailure(path or facet, facet, problem, "TypeError")
 
     async def run_declaration(self, decl: FacetDecl, params: dict[str, Any], path: str,
                               caller: Scope | None, initial: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -149,16 +195,39 @@ class Interpreter:
             if not decl.blocks:
                 # A script without andThen clauses is the whole body: its result keys are the returns.
                 merge_into(returns, scripted)
+        return await self.run_body(decl, params, path, caller, returns)
+
+    async def run_body(self, decl: FacetDecl, params: dict[str, Any], path: str, caller: Scope | None,
+                       returns: dict[str, Any]) -> dict[str, Any]:
+        """``decl``'s andThen blocks with ``params`` as ``$.``: their yields merge over ``returns``."""
         scope = Scope(params, path, None, caller, decl.qname, owner=path or None)
         writes = await self.run_blocks(decl.blocks, scope, path)
         self.merge_yields(decl, returns, writes, path)
         return self.return_defaults(decl, returns, params, path)
 
+    async def run_scripted_event(self, decl: FacetDecl, step: Step, args: dict[str, Any], scope: Scope,
+                                 path: str) -> dict[str, Any]:
+        """An event facet with a script, in the seed's order: the script first, its keys joining the handler's
+        payload; the handler's returns over the script's; then the facet's blocks, their yields captured last."""
+        assert decl.script is not None
+        scripted = await self.run_script(decl.script, args, join(path, "script"), decl.qname)
+        payload = {**args, **scripted}
+        handled = await self.run_event(decl, step, payload, path)
+        if not decl.blocks:
+            return self.return_defaults(decl, {**scripted, **handled}, payload, path)
+        return await self.run_body(decl, payload, path, scope, handled)
+
+    def captured(self, writes: list[Write]) -> list[Write]:
+        """Writes in the order they are captured: script blocks' first, then yields (the seed's StatementCapture)."""
+        if not self.rules.seed_lifecycle:
+            return writes
+        return [w for w in writes if isinstance(w, ScriptWrite)] + [w for w in writes if not isinstance(w, ScriptWrite)]
+
     def merge_yields(self, decl: FacetDecl, returns: dict[str, Any], writes: list[Write], path: str) -> None:
         """Yields to the declaration or one of its signature mixins write its returns, in source order."""
         targets = {decl.qname, *(m.facet for m in decl.mixins if m.facet)}
         owned: set[str] = set()
-        for target, fields in writes:
+        for target, fields in self.captured(writes):
             if target in targets:
                 merge_into(returns, fields, owned)
             else:
@@ -304,12 +373,14 @@ class Interpreter:
             chosen = [fallback]
         bodies = [self.run_block(block.cases[index].body, scope.child(f"{scope.path}/c{index}")) for index in chosen]
         results = await gather_all(bodies)
+        if self.rules.seed_lifecycle:
+            return first_case_wins(results)
         return [write for writes in results for write in writes]
 
     async def run_script_block(self, block: Block, scope: Scope) -> list[Write]:
         """``andThen script``: its ``result`` keys are returns of the block's target."""
         result = await self.run_script(block.script, scope.params, join(scope.path, "script"), scope.script_target)
-        return [(scope.script_target, result)]
+        return [ScriptWrite((scope.script_target, result))]
 
     # ------------------------------------------------------------------ steps
 
@@ -414,6 +485,8 @@ class Interpreter:
             return await self.effects.builtin(BuiltinCall(path, step.call.facet or "", args))
         if target is not None and dispatched(target):
             # An event (or prompt) facet: its handler answers; a body of its own runs after the handler.
+            if self.rules.seed_lifecycle and target.script is not None and not own_tail:
+                return await self.run_scripted_event(target, step, args, scope, path)
             returns = await self.run_event(target, step, args, path)
             if has_body(target) and not own_tail:
                 return await self.run_declaration(target, args, path, scope, initial=returns)
@@ -443,12 +516,11 @@ class Interpreter:
         # run_blocks gives each tail block a fresh child scope of ``tail``, which holds only the step
         return self.split(await self.run_blocks(step.blocks, tail, path), facet, dict(returns))
 
-    @staticmethod
-    def split(writes: list[Write], facet: str, returns: dict[str, Any]) -> tuple[dict, list[Write]]:
+    def split(self, writes: list[Write], facet: str, returns: dict[str, Any]) -> tuple[dict, list[Write]]:
         """Apply yields to the step's facet; pass the rest to the enclosing declaration."""
         outer: list[Write] = []
         owned: set[str] = set()
-        for target, fields in writes:
+        for target, fields in self.captured(writes):
             if target == facet:
                 merge_into(returns, fields, owned)
             else:
@@ -476,7 +548,7 @@ class Interpreter:
         writes = await self.run_block(catch.block, inner)
         targets = {qname, *(m.facet for m in decl.mixins if m.facet)} if decl is not None else set()
         owned: set[str] = set()
-        for target, fields in writes:
+        for target, fields in self.captured(writes):
             if target in targets:
                 merge_into(returns, fields, owned)
         return returns, []
@@ -494,9 +566,7 @@ class Interpreter:
             return {}
         if not isinstance(result, dict):
             raise StepFailure(path, facet, f"handler returned {type(result).__name__}, not a record", "TypeError")
-        problem = return_problem(self.program, decl, result)
-        if problem is not None:
-            raise StepFailure(path, facet, problem, "TypeError")
+        self.check_types(return_problem(self.program, decl, result, self.rules.integral_doubles), path, facet)
         return result
 
     async def run_script(self, script: Script | None, params: dict[str, Any], path: str, owner: str) -> dict[str, Any]:

@@ -59,6 +59,7 @@ class MemoryReporter:
 
     records: list[tuple[str, str, str]] = field(default_factory=list)  # (path, facet or block type, state)
     logs: list[tuple[str, str]] = field(default_factory=list)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
 
     def step(self, path: str, facet: str, state: str, **_: Any) -> None:
         self.records.append((path, facet, state))
@@ -68,6 +69,9 @@ class MemoryReporter:
 
     def log(self, path: str, message: str) -> None:
         self.logs.append((path, message))
+
+    def warn(self, path: str, message: str) -> None:
+        self.warnings.append((path, message))
 
     def states(self, path: str) -> list[str]:
         return [state for where, _, state in self.records if where == path]
@@ -165,8 +169,10 @@ async def run_in_memory(program: Program, workflow: str, inputs: Mapping[str, An
     interpreter = Interpreter(program, effects, reporter, rules or Rules())
     try:
         params = interpreter.workflow_params(decl, through_json(dict(inputs), "inputs"))
-        problems = input_problems(program, decl, params)
-        if problems:
+        problems = input_problems(program, decl, params, interpreter.rules.integral_doubles)
+        if problems and interpreter.rules.type_checks == "warn":
+            reporter.warn("", f"workflow '{decl.qname}': " + "; ".join(problems) + " (passed on: type_checks is warn)")
+        elif problems:
             raise InvalidInput(f"workflow '{decl.qname}': " + "; ".join(problems))
         returns = await interpreter.run_workflow(decl, params)
     except (StepFailure, Skipped, InvalidInput) as failure:

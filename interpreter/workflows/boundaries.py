@@ -28,6 +28,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RetryConfig
     from interpreter.program.model import FacetDecl, Program
     from interpreter.program.values import input_problems, scan_json
+    from interpreter.semantics import Reporter, Rules
 
 _JSON_ENCODINGS = (b"json/plain",)
 
@@ -56,11 +57,17 @@ def decode_inputs(args: Sequence[RawValue]) -> dict[str, Any]:
     return value
 
 
-def check_params(program: Program, decl: FacetDecl, params: dict[str, Any]) -> None:
-    """Fail the run at once when a parameter's value does not fit its declared type."""
-    problems = input_problems(program, decl, params)
-    if problems:
-        raise _invalid(f"workflow '{decl.qname}': " + "; ".join(problems))
+def check_params(program: Program, decl: FacetDecl, params: dict[str, Any], rules: Rules, reporter: Reporter) -> None:
+    """Fail the run at once when a parameter's value does not fit its declared type (or, under
+    ``type_checks: warn``, report it and go on)."""
+    problems = input_problems(program, decl, params, rules.integral_doubles)
+    if not problems:
+        return
+    message = f"workflow '{decl.qname}': " + "; ".join(problems)
+    if rules.type_checks == "warn":
+        reporter.warn("", f"{message} (passed on: type_checks is warn)")
+        return
+    raise _invalid(message)
 
 
 def schedule_to_start(retry: RetryConfig) -> timedelta | None:

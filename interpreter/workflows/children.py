@@ -84,7 +84,7 @@ class Children:
                     block=block_address(session.program, block), path=scope.path, owner=scope.owner,
                     script_target=scope.script_target, depth=session.rules.depth_base + scope.nesting(),
                     params=read_params(scope.params, reads.params), outer=outer,
-                    owner_place=list(place) if place is not None else None)
+                    owner_place=list(place) if place is not None else None, level=int(session.level))
 
         async def chunk(index: int) -> list[list[Write]]:
             first, stop = bounds[index]

@@ -45,6 +45,7 @@ class ChunkRequest:
     first: int
     seq: int = 0
     owner_place: list[Any] | None = None  # the owner step's mirror place (parent, block, root)
+    level: int = 3  # the parent's features.Level (requests of 0.2.0.dev2 carry none: SCALE)
 
 
 @dataclass

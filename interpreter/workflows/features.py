@@ -5,7 +5,7 @@ release has every patch up to it, so one ``Level`` says everything. The rest of 
 objects per level (which effects layers a run has, which options its activities get) instead of testing
 patch ids where it goes. Patch markers are recorded where they are read, so the order and place of the
 reads here are part of every recorded history: RUN_METADATA right after LoadProgram, before the run's memo
-is written (``describe``), then CONTROL and SCALE.
+is written (``describe``), then CONTROL, SCALE and LIFECYCLE.
 """
 
 from __future__ import annotations
@@ -28,13 +28,20 @@ SCALE_PATCH = "ffl-scale"
 activities where the interpreter serves them, values by reference."""
 
 
+LIFECYCLE_PATCH = "ffl-lifecycle"
+"""After 0.2.0.dev2: the seed's step lifecycle (an event facet's script before its handler, yields captured
+after script blocks, the first matching when case winning), workflow outputs checked, integral doubles
+fitting Long."""
+
+
 class Level(IntEnum):
     """What a run supports, by the release that started it."""
 
     FIRST = 0  # 0.1.0
     RUN_METADATA = 1  # 0.2.0.dev0
     CONTROL = 2  # 0.2.0.dev1
-    SCALE = 3  # 0.2.0.dev2 and since
+    SCALE = 3  # 0.2.0.dev2
+    LIFECYCLE = 4  # 0.2.0.dev3 and since
 
 
 def run_level(describe: Callable[[bool], None]) -> Level:
@@ -46,10 +53,13 @@ def run_level(describe: Callable[[bool], None]) -> Level:
         return Level.FIRST
     if not workflow.patched(CONTROL_PATCH):
         return Level.RUN_METADATA
-    return Level.SCALE if workflow.patched(SCALE_PATCH) else Level.CONTROL
+    if not workflow.patched(SCALE_PATCH):
+        return Level.CONTROL
+    return Level.LIFECYCLE if workflow.patched(LIFECYCLE_PATCH) else Level.SCALE
 
 
-def child_level() -> Level:
-    """A child workflow (a chunk of a foreach) exists since SCALE; it has always recorded CONTROL alone."""
+def child_level(parent: int) -> Level:
+    """A child workflow (a chunk of a foreach) runs at its parent's level, which its request names (children
+    exist since SCALE); it has always recorded the CONTROL marker alone."""
     workflow.patched(CONTROL_PATCH)
-    return Level.SCALE
+    return Level(max(parent, Level.SCALE))

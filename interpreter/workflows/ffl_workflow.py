@@ -128,7 +128,7 @@ class FFLWorkflow:
             effects, admission = build_effects(session, tracker, self.signals, scale)
             interpreter = Interpreter(program, effects, tracker, session.rules)
             params = interpreter.workflow_params(decl, inputs)
-            check_params(program, decl, params)  # boundary: declared types, before any step runs
+            check_params(program, decl, params, session.rules, tracker)  # boundary: declared types, before any step
             if continued is None:
                 tracker.runner(name, "running", params=params, program_hash=program_hash)
             if scale is None:
@@ -169,7 +169,7 @@ class FFLWorkflow:
         continued = continuation_of(args)
         program, _ = await load_pinned(request.workflow, request.program_hash)
         config = RuntimeConfig.model_validate(request.config)
-        session = self.session = Session.open(request.workflow, program, request.program_hash, config, child_level(),
+        session = self.session = Session.open(request.workflow, program, request.program_hash, config, child_level(request.level),
                                               (request.root_id, request.root_run), workflow.info().task_queue,
                                               depth_base=request.depth)
         last = request.first + len(request.items) - 1

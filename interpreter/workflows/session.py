@@ -44,7 +44,8 @@ class Session:
     def open(cls, workflow_name: str, program: Program, program_hash: str, config: RuntimeConfig, level: Level,
              identity: tuple[str, str], queue: str, depth_base: int = 0) -> Session:
         scale = level >= Level.SCALE
-        rules = Rules(cleanup_on_cancel=level >= Level.CONTROL,
+        rules = Rules(cleanup_on_cancel=level >= Level.CONTROL, seed_lifecycle=level >= Level.LIFECYCLE,
+                      integral_doubles=level >= Level.LIFECYCLE, type_checks=config.type_checks,
                       value_limit=config.max_value_bytes if scale else PAYLOAD_LIMIT,  # by reference since SCALE
                       max_nesting=config.max_nesting_depth, depth_base=depth_base,
                       foreach_window=max(FOREACH_WINDOW, config.max_pending_activities))

@@ -185,8 +185,19 @@ class Tracker:
                 "error": error, "program_hash": program_hash, "time": workflow.now().isoformat(),
             })
 
+    def warn(self, path: str, message: str) -> None:
+        """A warning: in the worker log at WARNING, the run's log, and the step's record (steps query, status)."""
+        workflow.logger.warning("%s: %s", path or "workflow", message)
+        record = self.steps.get(path)
+        if record is not None:
+            record.setdefault("warnings", []).append(message)
+        self._emit_log(path, f"warning: {message}")
+
     def log(self, path: str, message: str) -> None:
         workflow.logger.info("%s: %s", path or "workflow", message)
+        self._emit_log(path, message)
+
+    def _emit_log(self, path: str, message: str) -> None:
         if self.mirror and path not in self.quiet:
             self._emit({"kind": "log", "workflow_id": self.workflow_id, "run_id": self.run_id,
                         "path": path, "message": message, "time": workflow.now().isoformat()})

@@ -1,0 +1,37 @@
+"""Type checks on a real dev server: strict by default, and ``type_checks: warn`` for migrating programs."""
+
+from __future__ import annotations
+
+from interpreter.program.config import RuntimeConfig
+
+from .harness import FAST_RETRY, run_ffl
+
+SOURCE = """namespace tc {
+    event facet Count() => (n: Long, label: String)
+    workflow Counted(n: Long) => (n: Long, label: String) andThen {
+        c = Count()
+        yield Counted(n = c.n, label = c.label)
+    }
+}
+"""
+
+
+def count(payload: dict) -> dict:
+    return {"n": "seven", "label": 3}
+
+
+async def test_a_handler_return_of_the_wrong_type_fails_its_step_by_default(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, SOURCE, "tc.Counted", {"n": 1}, handlers={"tc.Count": count},
+                        tmp_path=tmp_path)
+    assert run.error is not None and run.error_type == "TypeError"
+    assert "step 'b0/c' (tc.Count) failed" in run.message and "return 'n' expects Long" in run.message
+
+
+async def test_type_checks_warn_passes_values_on_and_the_steps_query_shows_the_warning(temporal_client, tmp_path):
+    run = await run_ffl(temporal_client, SOURCE, "tc.Counted", {"n": "one"}, handlers={"tc.Count": count},
+                        tmp_path=tmp_path, config=RuntimeConfig(retry=FAST_RETRY, type_checks="warn"))
+    assert run.error is None, run.message
+    assert run.result == {"n": "seven", "label": 3}
+    [step] = [s for s in run.steps if s["path"] == "b0/c"]
+    assert step["state"] == "completed"
+    assert any("return 'n' expects Long" in w and "type_checks is warn" in w for w in step["warnings"])
