@@ -44,12 +44,12 @@ class BodyChecker:
     # ---------------------------------------------------------------- blocks
 
     def blocks(self, blocks: list[Block], scope: Scope, prefix: str) -> None:
-        """Sibling ``andThen`` blocks: separate scopes, but a ``when`` sees earlier steps blocks."""
+        """Sibling ``andThen`` blocks: separate scopes, but a ``when`` or a ``foreach`` sees earlier steps blocks."""
         regular: list[tuple[int, list[Step]]] = []
         for index, block in enumerate(blocks):
             sink: set[int] = set()
             inner = scope
-            if block.kind == "when" and regular:
+            if block.kind in ("when", "foreach") and regular:
                 # earlier steps blocks go under the enclosing layers: enclosing steps win
                 seen = [Layer.of(steps, len(steps), sink, earlier) for earlier, steps in reversed(regular)]
                 inner = scope.evolve(layers=(*seen, *scope.layers))

@@ -270,7 +270,7 @@ class Block(Node):
     - ``when``: ``cases`` in order, ``case _`` last.
     - ``script``: ``script`` whose ``result`` keys become returns.
     ``sees`` (compiled) lists the indexes of earlier sibling blocks whose steps
-    this block may reference (a declaration-level ``when``).
+    this block may reference (a declaration-level ``when`` or ``foreach``).
     """
 
     kind: BlockKind = "steps"

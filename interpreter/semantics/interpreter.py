@@ -254,7 +254,7 @@ class Interpreter:
             inner = scope.child(join(path, f"b{index}"))
             if block.kind == "steps":
                 inner.steps = self.handles(block.steps)
-            elif block.kind == "when" and block.sees:
+            elif block.kind in ("when", "foreach") and block.sees:
                 for seen in block.sees:
                     inner.steps.update(scopes[seen].steps)
             scopes.append(inner)

@@ -14,7 +14,17 @@ def path(p):
     return {"value": "/tmp/a5"}
 
 
+def listing(p):
+    return {"items": list(range(p["n"]))}
+
+
+def double(p):
+    return {"y": 2 * p["x"]}
+
+
 def register_handlers(registry):
+    registry.register("life.List", listing)
+    registry.register("life.Double", double)
     registry.register("life.Grade", grade)
     registry.register("life.Keys", keys)
     registry.register("life.Total", total)
