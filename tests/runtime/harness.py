@@ -142,3 +142,39 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
             run.inspected = await inspect(handle)
     return run
 
+
+
+async def handler_spans(handle: WorkflowHandle, facet: str) -> dict[str, tuple[float, float]]:
+    """From the run's history: when each activity of ``facet`` (by id) started and completed, as the server
+    recorded it — concurrency read from the history, not from the test's clock."""
+    from temporalio.api.enums.v1 import EventType
+
+    history = await handle.fetch_history()
+    ids: dict[int, str] = {}
+    began: dict[str, float] = {}
+    spans: dict[str, tuple[float, float]] = {}
+    for event in history.events:
+        when = event.event_time.ToNanoseconds() / 1e9
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            if attrs.activity_type.name == facet:
+                ids[event.event_id] = attrs.activity_id
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            activity = ids.get(event.activity_task_started_event_attributes.scheduled_event_id)
+            if activity is not None:
+                began[activity] = when
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
+            activity = ids.get(event.activity_task_completed_event_attributes.scheduled_event_id)
+            if activity is not None:
+                spans[activity] = (began[activity], when)
+    return spans
+
+
+def most_at_once(spans: dict[str, tuple[float, float]]) -> int:
+    """The most spans that were open at one instant."""
+    edges = sorted([(start, 1) for start, _ in spans.values()] + [(end, -1) for _, end in spans.values()])
+    most = current = 0
+    for _, step in edges:
+        current += step
+        most = max(most, current)
+    return most
