@@ -51,8 +51,8 @@ def decode_inputs(args: Sequence[RawValue]) -> dict[str, Any]:
             raise _invalid(f"workflow input {problem}")
     try:
         value = workflow.payload_converter().from_payload(payload, None)
-    except (ValueError, RecursionError) as err:  # not JSON, or past what the scan looks for
-        raise _invalid(f"workflow input cannot be decoded: {err}") from None
+    except Exception as err:  # not JSON, an unknown encoding (KeyError), past what the scan looks for ...
+        raise _invalid(f"workflow input cannot be decoded: {type(err).__name__}: {err}"[:2000]) from None
     if value is None:
         return {}
     if not isinstance(value, dict):

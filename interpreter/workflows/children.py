@@ -16,10 +16,13 @@ fails (or is caught by) the foreach's step with the same message. A child's
 own foreach may fan out again (nested children). Cancelling the parent
 cancels its children (they are awaited children, and close with it).
 
-A child's id is ``<root workflow id>/<foreach path>/foreach[<first>-<last>]``:
-a replayed or continued parent finds (or, its memo holding the result,
-skips) the same children, and ``ffl status`` can list them from the parent's
-``steps`` query, which names each child and its counts once it finished.
+A child's id is ``<root workflow id>/<root run id>/<foreach path>/foreach[<first>-<last>]``
+(trust.child_id; without the run id before CHILD_IDS_PATCH): a replayed or
+continued parent finds (or, its memo holding the result, skips) the same
+children, a run started again under the same workflow id never meets the
+children of one terminated before, and ``ffl status`` can list them from the
+parent's ``steps`` query, which names each child and its counts once it
+finished.
 """
 
 from __future__ import annotations
@@ -31,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.exceptions import ChildWorkflowError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -41,10 +44,11 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.locate import block_address, body_reads, find_block, waits_for_signals
     from interpreter.program.model import Block
 
+from . import trust
 from .boundaries import nesting
 from .builtins import Builtins
 from .cancellation import CONTROL_PATCH
-from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, continuation_of
+from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale
 from .loading import load_pinned
 from .options import ActivityOptions
 from .schedule import windowed
@@ -87,6 +91,7 @@ class ChunkRequest:
     first: int
     seq: int = 0
     owner_place: list[Any] | None = None  # the owner step's mirror place (parent, block, root)
+    parent_run: str = ""  # the run starting the child: checked against Temporal's parent (trust.py)
 
 
 @dataclass
@@ -168,7 +173,7 @@ class Children:
                     config=config.model_dump(mode="json"), root_id=tracker.workflow_id, root_run=tracker.run_id,
                     block=address, path=scope.path, owner=scope.owner, script_target=scope.script_target,
                     depth=interpreter.depth_base + nesting(scope), params=scope.params, outer=outer,
-                    owner_place=list(place) if place is not None else None)
+                    owner_place=list(place) if place is not None else None, parent_run=workflow.info().run_id)
 
         async def chunk(index: int) -> list[list[Write]]:
             first, stop = bounds[index]
@@ -200,7 +205,7 @@ class Children:
         hit = memo.get(key)
         if hit is None:
             await self.scale.gate()
-            child_id = f"{request.root_id}/{key}"
+            child_id = trust.child_id(request.root_id, request.root_run, key)
             tracker.child(key, child_id, request.path, first, last, "running")
             self.scale.children += 1
             task = asyncio.current_task()
@@ -228,7 +233,7 @@ class Children:
             memo.put(key, result)
         else:
             result = hit if isinstance(hit, ChunkResult) else ChunkResult.restored(hit)
-            child_id = f"{request.root_id}/{key}"
+            child_id = trust.child_id(request.root_id, request.root_run, key)
         state = "failed" if result.failure is not None else "completed"
         tracker.child(key, child_id, request.path, first, last, state, result.counts)
         return result
@@ -241,13 +246,6 @@ def join_foreach(path: str) -> str:
 # ---------------------------------------------------------------------- the child's side
 
 
-def chunk_request(args: Sequence[RawValue]) -> ChunkRequest:
-    if not args:
-        raise ApplicationError(f"{CHUNK_WORKFLOW} needs a chunk request", type="InvalidParameters",
-                               non_retryable=True)
-    return workflow.payload_converter().from_payload(args[0].payload, ChunkRequest)
-
-
 async def run_chunk(host, args: Sequence[RawValue]) -> ChunkResult:
     """The child workflow: iterations of one foreach, in a history of their own.
 
@@ -256,8 +254,8 @@ async def run_chunk(host, args: Sequence[RawValue]) -> ChunkResult:
     """
     from .runner import Interpreter  # the runner imports this module
 
-    request = chunk_request(args)
-    continued = continuation_of(args)
+    request = trust.chunk_request(args, ChunkRequest)  # trust boundary: from a parent of its own run only
+    continued = trust.continuation(args, root=False)
     tracker = host.tracker
     tracker.bind(request.root_id, request.root_run)
     tracker.workflow_name = request.workflow

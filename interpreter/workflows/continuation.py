@@ -28,13 +28,12 @@ takes the same decisions.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import TICK_ACTIVITY
@@ -65,14 +64,8 @@ class Continuation:
     """Runs of this logical run so far, this one included."""
     signals: dict[str, Any] | None = None
     """The run's signals (Signals.carry): payloads kept for a later wait, the received log."""
-
-
-def continuation_of(args: Sequence[RawValue]) -> Continuation | None:
-    """The Continuation a run was continued with (its second argument), None for a run started afresh."""
-    if len(args) < 2:
-        return None
-    value = workflow.payload_converter().from_payload(args[1].payload, Continuation)
-    return value if isinstance(value, Continuation) else None
+    previous_run: str = ""
+    """The run that continued as new with it: the next run checks it is Temporal's ``continued_run_id`` (trust.py)."""
 
 
 class Memo:
@@ -182,4 +175,4 @@ class Scale:
               signals: dict[str, Any] | None = None) -> Continuation:
         runs = self.continued.runs + 1 if self.continued is not None else 2
         return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
-                            config=config, runs=runs, signals=signals)
+                            config=config, runs=runs, signals=signals, previous_run=workflow.info().run_id)

@@ -33,11 +33,12 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.queries import StepsPage, StepsQuery
     from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
 
+from . import trust
 from .boundaries import check_params, decode_inputs
 from .builtins import Builtins
 from .cancellation import CONTROL_PATCH
 from .children import run_chunk
-from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, SCALE_PATCH, Continuation, Scale, continuation_of
+from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, SCALE_PATCH, Continuation, Scale
 from .limits import oversize, too_large
 from .loading import load_pinned
 from .options import ActivityOptions
@@ -73,7 +74,7 @@ class FFLWorkflow:
         if info.workflow_type == CHUNK_WORKFLOW:  # scale hook: a child running part of a large foreach
             return await run_chunk(self, args)
         name = info.workflow_type
-        continued = continuation_of(args)  # scale hook: a run continued as new carries its memo
+        continued = trust.continuation(args)  # trust boundary: honoured only from the run it continues
         self.tracker.bind(info.workflow_id, continued.run_id if continued is not None else info.run_id)
         self.tracker.workflow_name = name
         inputs = self.inputs(args)

@@ -51,9 +51,9 @@ async def test_foreach_over_the_threshold_runs_in_children_and_keeps_item_order(
     assert run.error is None, run.message
     assert run.result == {"sums": [n + 100 for n in items]}
     ids = await child_ids(run.handle)
-    wid = run.handle.id
-    assert ids == [f"{wid}/b0/all/b0/foreach[0-2]", f"{wid}/b0/all/b0/foreach[3-5]",
-                   f"{wid}/b0/all/b0/foreach[6-8]", f"{wid}/b0/all/b0/foreach[9-9]"]
+    prefix = f"{run.handle.id}/{run.handle.result_run_id}"  # the run's first run id: unique per start
+    assert ids == [f"{prefix}/b0/all/b0/foreach[0-2]", f"{prefix}/b0/all/b0/foreach[3-5]",
+                   f"{prefix}/b0/all/b0/foreach[6-8]", f"{prefix}/b0/all/b0/foreach[9-9]"]
 
 
 NESTED = """namespace nest {
@@ -90,7 +90,7 @@ async def test_nested_foreach_fans_out_from_children_into_grandchildren(temporal
     for child in top:
         grandchildren += await child_ids(temporal_client.get_workflow_handle(child))
     assert len(grandchildren) == 5 * 2  # each row's 6 columns in chunks of 3
-    assert f"{run.handle.id}/b0/foreach[4]/row/b0/foreach[3-5]" in grandchildren
+    assert f"{run.handle.id}/{run.handle.result_run_id}/b0/foreach[4]/row/b0/foreach[3-5]" in grandchildren
     page, view = run.inspected
     assert [c["workflow_id"] for c in page.children] == top
     assert sum(c["counts"]["completed"] for c in page.children) == 5 + 30  # every row and cell, nested ones too
