@@ -164,7 +164,7 @@ async def test_cancelling_the_parent_cancels_its_children(temporal_client, tmp_p
 
     async def cancel_the_root() -> str:
         child = await asyncio.wait_for(started.get(), 30)
-        await temporal_client.get_workflow_handle(child.split("/b0/")[0]).cancel()
+        await temporal_client.get_workflow_handle(child.split("/")[0]).cancel()  # <root id>/<run id>/b0/...
         return child
 
     canceller = asyncio.create_task(cancel_the_root())
