@@ -22,9 +22,11 @@ from temporalio.client import WorkflowFailureError
 from temporalio.common import RawValue
 
 from interpreter.activities.program_store import LocalProgramStore
-from interpreter.activities.value_codec import REFERENCE_ENCODING
+from interpreter.activities.value_codec import REFERENCE_ENCODING, value_converter
 from interpreter.activities.value_store import DirectoryValueStore, digest_of
+from interpreter.cli.connect import ConnectOptions, connect
 from interpreter.compiler import compile_files
+from interpreter.local import restart, start_mongo
 from tests.runtime.test_worker import WorkerProcess
 
 pytestmark = pytest.mark.slow
@@ -37,7 +39,7 @@ RESULT_TIMEOUT = 60
 class Workers:
     """An interpreter and a handler worker process, sharing a registry, marks and the client's value store."""
 
-    def __init__(self, tmp: Path, address: str, values: Path, **extra: str) -> None:
+    def __init__(self, tmp: Path, address: str, values: Path | None, *more: str) -> None:
         self.marks = tmp / "marks"
         self.marks.mkdir()
         registry = tmp / "registry"
@@ -50,8 +52,8 @@ class Workers:
                   "children_in_flight": 2}  # fmt: skip
         (tmp / "config.json").write_text(json.dumps(config))
         env = {"FFL_FAULT_MARKS": str(self.marks), "FFL_REGISTRY": "", "TEMPORAL_ADDRESS": address,
-               "FFL_VALUE_STORE": str(values), **extra}
-        common = ["--registry", str(registry), "--config", str(tmp / "config.json")]
+               "FFL_VALUE_STORE": str(values or "")}  # without a directory, values go to GridFS of --mongo
+        common = ["--registry", str(registry), "--config", str(tmp / "config.json"), *more]
         self.processes = [
             WorkerProcess("--task-queue", self.queue, "--interpreter", *common, env=env),
             WorkerProcess("--task-queue", self.handlers, "--handlers", str(HERE / "trust_handlers.py"), *common,
@@ -185,3 +187,28 @@ async def test_terminate_and_start_again_under_the_same_id_with_children(tempora
     assert cause is None, cause
     assert result == {"out": [5, 6, 7, 8]}
 
+
+
+async def test_a_mongodb_outage_delays_values_in_gridfs_and_runs_each_handler_once(tmp_path, temporal_service):
+    """MongoDB killed after step 3 of a chain passing a 200 KB value, restarted later: the run finishes."""
+    mongo = start_mongo(sync_on_commit=True)  # its own: this test kills it
+    uri = mongo.extra["uri"]
+    workers = Workers(tmp_path, temporal_service.address, None, "--mongo", uri)
+    try:
+        client = await connect(ConnectOptions(address=temporal_service.address), data_converter=value_converter(
+            mongo_uri=uri))
+        text = "z" * (200 * 1024)
+        handle = await client.start_workflow("trust.Chain", {"text": text}, id=f"trust-mongo-{uuid.uuid4().hex[:8]}",
+                                             task_queue=workers.queue)
+        while not workers.calls("grow-3"):
+            await asyncio.sleep(0.05)
+        mongo.process.kill()
+        mongo.process.wait()
+        await asyncio.sleep(15)  # the outage: steps wait for the store, none fails
+        mongo = restart(mongo)
+        result = await asyncio.wait_for(handle.result(), 180)
+        assert result == {"text": text + "123456"}
+        assert [workers.calls(f"grow-{i}") for i in range(1, 7)] == [1] * 6  # no handler ran twice
+    finally:
+        workers.stop()
+        mongo.stop()
