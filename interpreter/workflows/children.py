@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, WorkflowIDReusePolicy
-from temporalio.exceptions import ChildWorkflowError
+from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -227,6 +227,10 @@ class Children:
                 raise StepFailure(join_foreach(request.path), "foreach",
                                   f"child workflow {child_id} failed: {message}",
                                   getattr(cause, "type", None) or type(cause or err).__name__) from err
+            except WorkflowAlreadyStartedError:  # its id taken by an execution the run did not start
+                tracker.child(key, child_id, request.path, first, last, "failed")
+                raise StepFailure(join_foreach(request.path), "foreach", f"child workflow {child_id} cannot start: "
+                                  "another execution holds its id", "WorkflowAlreadyStarted") from None
             finally:
                 self.scale.children -= 1
                 self.running.discard(task)
