@@ -6,7 +6,7 @@ Each function is a one-line hook at its call site (marked ``# boundary``):
   when it is too deep, holds NaN/Infinity or an over-long integer (Python's
   decoder would raise inside the workflow task, failing it forever);
 - ``check_params``: workflow parameters against their declared types, before
-  any step runs;
+  any step runs; ``check_input_size``: against the value limit;
 - ``check_returns``: a handler's record against its facet's declared returns;
 - ``check_nesting``: steps nested deeper than ``RuntimeConfig.max_nesting_depth``
   (runaway recursion through ``when``) fail instead of growing without end;
@@ -31,6 +31,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.model import FacetDecl, Program
     from interpreter.program.values import input_problems, return_problem, scan_json
 
+from .limits import oversize, too_large
 from .state import Scope, StepFailure
 
 _JSON_ENCODINGS = (b"json/plain",)
@@ -65,6 +66,14 @@ def check_params(program: Program, decl: FacetDecl, params: dict[str, Any]) -> N
     problems = input_problems(program, decl, params)
     if problems:
         raise _invalid(f"workflow '{decl.qname}': " + "; ".join(problems))
+
+
+def check_input_size(decl: FacetDecl, params: dict[str, Any], limit: int) -> None:
+    """Fail the run at once when its input is over the value limit (not only later, at its returns)."""
+    size = oversize(params, limit)
+    if size is not None:
+        raise ApplicationError(f"workflow '{decl.qname}': {too_large('its parameters', size, limit)}",
+                               type="PayloadTooLarge", non_retryable=True)
 
 
 def check_returns(program: Program, decl: FacetDecl, returns: dict[str, Any], path: str) -> None:

@@ -34,7 +34,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
 
 from . import trust
-from .boundaries import check_params, decode_inputs
+from .boundaries import check_input_size, check_params, decode_inputs
 from .builtins import Builtins
 from .cancellation import CONTROL_PATCH
 from .children import run_chunk
@@ -104,6 +104,7 @@ class FFLWorkflow:
                                       Builtins(self.signals, self.tracker) if self.control else None, scale=scale)
             params = interpreter.workflow_params(decl, inputs)
             check_params(program, decl, params)  # boundary: declared types, before any step runs
+            check_input_size(decl, params, interpreter.value_limit)  # boundary: the value limit, at once
             if continued is None:
                 self.tracker.runner(name, "running", params=params, program_hash=program_hash)
             if scale is None:
