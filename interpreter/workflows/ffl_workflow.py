@@ -159,7 +159,7 @@ class FFLWorkflow:
 
         A continued run loads the program its first run pinned, and keeps that run's configuration.
         """
-        pinned = continued.program_hash if continued is not None else workflow.memo_value(MEMO_PROGRAM_HASH, None)
+        pinned = continued.program_hash if continued is not None else trust.pinned_hash()
         program, loaded = await load_pinned(name, pinned)
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         self.describe(name, loaded["hash"], loaded.get("sources") or [], config)
@@ -169,11 +169,11 @@ class FFLWorkflow:
         """Memo, search attributes (where registered, as pinned in config) and the UI's details."""
         self.tracker.describe_run(short_name(name), program_details(name, program_hash, sources, namespace_of(name)))
         if not workflow.patched(RUN_METADATA_PATCH):
-            if workflow.memo_value(MEMO_PROGRAM_HASH, None) != program_hash:
+            if trust.memo_value(MEMO_PROGRAM_HASH) != program_hash:
                 workflow.upsert_memo({MEMO_PROGRAM_HASH: program_hash})
             return
         memo = run_memo(name, program_hash, sources)
-        changed = {key: value for key, value in memo.items() if workflow.memo_value(key, None) != value}
+        changed = {key: value for key, value in memo.items() if trust.memo_value(key) != value}
         if changed:
             workflow.upsert_memo(changed)
         if config.search_attributes:

@@ -20,6 +20,10 @@ worker of its own to get that far, and a client that can run workers in the
 namespace can already answer any task; that is locked down by Temporal's
 authorization, not here (docs/reliability.md).
 
+The memo is the starter's too: the program hash it pins is checked
+(``pinned_hash``), and the keys the run describes itself in are read so that
+whatever a starter put there is overwritten, never decoded into a failure.
+
 Every refusal is a non-retryable ApplicationError raised from the workflow:
 the run fails, its workflow task never retries forever.
 """
@@ -34,7 +38,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
-    from interpreter.program.constants import CHUNK_WORKFLOW
+    from interpreter.program.constants import CHUNK_WORKFLOW, MEMO_PROGRAM_HASH
 
 from .continuation import Continuation
 
@@ -113,6 +117,27 @@ def chunk_request(args: Sequence[RawValue], kind: type[T]) -> T:
         raise refused(f"{CHUNK_WORKFLOW} was requested by run {str(parent_run)[:40]!r}, but started by "
                       f"{parent.run_id}", "UntrustedChild")
     return request
+
+
+def memo_value(key: str) -> Any:
+    """A memo value the starter set, None when absent or undecodable (the run then writes its own over it)."""
+    try:
+        return workflow.memo_value(key, None)
+    except Exception:  # an unknown encoding (KeyError), bad JSON ...
+        return None
+
+
+def pinned_hash() -> str | None:
+    """The program hash a starter pinned in the memo: the one per-run choice a start request makes."""
+    try:
+        pinned = workflow.memo_value(MEMO_PROGRAM_HASH, None)
+    except Exception as err:
+        raise refused(f"memo '{MEMO_PROGRAM_HASH}' cannot be decoded: {type(err).__name__}: {err}"[:2000],
+                      "InvalidParameters") from None
+    if pinned is not None and not isinstance(pinned, str):
+        raise refused(f"memo '{MEMO_PROGRAM_HASH}' must be a program hash (a string), got {type(pinned).__name__}",
+                      "InvalidParameters")
+    return pinned
 
 
 def child_id(root_id: str, root_run: str, key: str) -> str:

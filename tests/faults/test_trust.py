@@ -96,10 +96,11 @@ def stored_reference(store: DirectoryValueStore, value: object) -> tuple[RawValu
     return reference({"sha256": digest, "size": len(data), "encoding": "json/plain"}), store.root / digest[:2] / digest
 
 
-async def outcome(client, workflow: str, args: list, queue: str, workflow_id: str | None = None):
-    """(result, None) or (None, the failure's cause): the run closed either way."""
+async def outcome(client, workflow: str, args: list, queue: str, workflow_id: str | None = None,
+                  memo: dict | None = None):
+    """(result, None, handle) or (None, the failure's cause, handle): the run closed either way."""
     handle = await client.start_workflow(workflow, args=args, id=workflow_id or f"trust-{uuid.uuid4().hex[:10]}",
-                                         task_queue=queue)
+                                         task_queue=queue, memo=memo)
     try:
         return await asyncio.wait_for(handle.result(), RESULT_TIMEOUT), None, handle
     except WorkflowFailureError as err:
@@ -212,3 +213,19 @@ async def test_a_mongodb_outage_delays_values_in_gridfs_and_runs_each_handler_on
     finally:
         workers.stop()
         mongo.stop()
+
+
+@pytest.mark.parametrize("memo, error_type, words", [
+    ({"ffl_program_hash": raw(b"foo/bar", b"{}")}, "InvalidParameters", ["memo 'ffl_program_hash'"]),
+    ({"ffl_program_hash": ["not", "a", "hash"]}, "InvalidParameters", ["memo 'ffl_program_hash'", "program hash"]),
+])  # fmt: skip
+async def test_a_memo_pinning_no_program_fails_the_run(temporal_client, workers, memo, error_type, words):
+    _, cause, _ = await outcome(temporal_client, "trust.W", [{"v": 1}], workers.queue, memo=memo)
+    failed(cause, error_type, *words)
+
+
+
+async def test_a_memo_the_run_describes_itself_in_is_overwritten_whatever_it_held(temporal_client, workers):
+    result, cause, _ = await outcome(temporal_client, "trust.W", [{"v": 1}], workers.queue,
+                                     memo={"ffl_workflow": raw(b"foo/bar", b"{}")})
+    assert cause is None and result == {"v": 1}
