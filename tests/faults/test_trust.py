@@ -229,3 +229,11 @@ async def test_a_memo_the_run_describes_itself_in_is_overwritten_whatever_it_hel
     result, cause, _ = await outcome(temporal_client, "trust.W", [{"v": 1}], workers.queue,
                                      memo={"ffl_workflow": raw(b"foo/bar", b"{}")})
     assert cause is None and result == {"v": 1}
+
+
+async def test_a_signal_of_an_unknown_encoding_is_refused_and_the_run_goes_on(temporal_client, workers):
+    handle = await temporal_client.start_workflow("trust.Waits", id=f"trust-{uuid.uuid4().hex[:10]}",
+                                                  task_queue=workers.queue)
+    await handle.signal("go", raw(b"foo/bar", b"{}"))
+    await handle.signal("go", {"ok": True})
+    assert await asyncio.wait_for(handle.result(), RESULT_TIMEOUT) == {"got": {"ok": True}}
