@@ -19,7 +19,8 @@ refused with a non-retryable ``ApplicationError`` (``InvalidReference``,
 ``ValueMissing``, ``ValueDamaged``, ``ValueTooLarge``). Raised while a
 workflow's activation is decoded, that error fails the run at once (the SDK
 fails the execution, not the task); while an activity's input is decoded,
-it fails the step without retries. A client learns nothing new this way:
+it fails that attempt (the SDK's "Failed decoding arguments", retried by the
+step's policy). A client learns nothing new this way:
 naming a stored value takes its sha256, that is, knowing the value.
 
 A store that cannot be reached (``ValueUnreachable``: MongoDB down) is
