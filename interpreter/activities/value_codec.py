@@ -79,16 +79,16 @@ DEFAULT_PATIENCE = 600.0
 """Seconds an unreachable value store is retried before the value fails (the attempt is then retried)."""
 
 
-def _number_from_env(name: str, default: float, kind: type = int) -> float:
+def _env_number(name: str, default: float) -> float:
     text = os.environ.get(name, "")
     try:
-        return kind(text) if text else default
+        return float(text) if text else default
     except ValueError:
         raise ValueError(f"{name} must be a number, got {text!r}") from None
 
 
 def threshold_from_env() -> int:
-    return int(_number_from_env(THRESHOLD_ENV, DEFAULT_THRESHOLD))
+    return int(_env_number(THRESHOLD_ENV, DEFAULT_THRESHOLD))
 
 
 def refused(message: str, error_type: str) -> ApplicationError:
@@ -152,10 +152,8 @@ class ClaimCheckCodec(PayloadCodec):
         self.store = store
         self.threshold = threshold
         self.cache = _Cache(cache_bytes)
-        self.max_bytes = max_bytes if max_bytes is not None else int(_number_from_env(MAX_BYTES_ENV,
-                                                                                       DEFAULT_MAX_BYTES))
-        self.patience = patience if patience is not None else _number_from_env(PATIENCE_ENV, DEFAULT_PATIENCE,
-                                                                                 float)
+        self.max_bytes = max_bytes if max_bytes is not None else int(_env_number(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
+        self.patience = patience if patience is not None else _env_number(PATIENCE_ENV, DEFAULT_PATIENCE)
         self.writes = 0  # values this process wrote or repaired (tests and benchmarks read it)
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
@@ -186,9 +184,9 @@ class ClaimCheckCodec(PayloadCodec):
                 raise refused(str(err), "ValueMissing") from None
             except ValueDamaged as err:
                 raise refused(str(err), "ValueDamaged") from None
-            if len(data) != size:
-                raise refused(f"value {digest} has {len(data)} bytes, its reference says {size}", "InvalidReference")
-            self.cache.put(digest, data)
+        if len(data) != size:
+            raise refused(f"value {digest} has {len(data)} bytes, its reference says {size}", "InvalidReference")
+        self.cache.put(digest, data)
         try:
             return Payload.FromString(data)
         except Exception as err:  # bytes that hash right but are no payload: written by no codec
