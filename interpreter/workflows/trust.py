@@ -6,11 +6,13 @@ second, a ``Continuation``, carries state the run would otherwise believe
 blindly: completed results (a memo entry is a step done without its
 handler), the mirror's sequence and the run's configuration (queues,
 retries). So it is honoured only when Temporal itself says this run was
-continued as new from the chain the continuation names — ``continued_run_id``
-is set (no client can set it), the continuation's first run is Temporal's
-``first_execution_run_id`` of this chain (a fresh id no starter can know
-beforehand) and, when recorded, the run it came from is ``continued_run_id``
-— and refused otherwise: the run fails at once, saying why.
+continued as new by the run the continuation names: ``continued_run_id`` is
+set (no start request can set it) and is the continuation's
+``previous_run`` — an id that did not exist when a starter chose the
+arguments, so a retry or a cron run of a forged start cannot match it. A
+continuation written before ``previous_run`` existed is bound instead to
+Temporal's ``first_execution_run_id``, equally fresh. Anything else is
+refused: the run fails at once, saying why.
 
 A child (``ffl.Iterations``) runs outer steps' results and a configuration it
 is given: it is accepted only with a parent whose workflow id is inside the
@@ -89,12 +91,13 @@ def continuation(args: Sequence[RawValue], root: bool = True) -> Continuation | 
                       "parameters alone")
     carried = _decoded(args[1], Continuation, "the workflow's second argument", "InvalidContinuation")
     _check_shape(carried)
-    if root and carried.run_id != info.first_execution_run_id:
+    if carried.previous_run:
+        if carried.previous_run != info.continued_run_id:
+            raise refused(f"the continuation was carried from run {carried.previous_run[:40]!r}, but this run was "
+                          f"continued from {info.continued_run_id}")
+    elif root and carried.run_id != info.first_execution_run_id:  # written by a release before previous_run
         raise refused(f"the continuation belongs to run {carried.run_id[:40]!r}, not to this run's chain "
                       f"(first run {info.first_execution_run_id})")
-    if carried.previous_run and carried.previous_run != info.continued_run_id:
-        raise refused(f"the continuation was carried from run {carried.previous_run[:40]!r}, but this run was "
-                      f"continued from {info.continued_run_id}")
     return carried
 
 
