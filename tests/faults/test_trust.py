@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import Payload
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError
 from temporalio.common import RawValue
 
@@ -39,7 +40,7 @@ RESULT_TIMEOUT = 60
 class Workers:
     """An interpreter and a handler worker process, sharing a registry, marks and the client's value store."""
 
-    def __init__(self, tmp: Path, address: str, values: Path | None, *more: str) -> None:
+    def __init__(self, tmp: Path, address: str, values: Path | None, *more: str, **settings: object) -> None:
         self.marks = tmp / "marks"
         self.marks.mkdir()
         registry = tmp / "registry"
@@ -49,7 +50,7 @@ class Workers:
         fast = {"maximum_attempts": 3, "initial_interval_seconds": 0.2, "backoff_coefficient": 1.0,
                 "maximum_interval_seconds": 0.2, "start_to_close_seconds": 120}
         config = {"retry": fast, "queues": {"trust": self.handlers}, "child_threshold": 2, "iterations_per_child": 2,
-                  "children_in_flight": 2}  # fmt: skip
+                  "children_in_flight": 2, **settings}  # fmt: skip
         (tmp / "config.json").write_text(json.dumps(config))
         env = {"FFL_FAULT_MARKS": str(self.marks), "FFL_REGISTRY": "", "TEMPORAL_ADDRESS": address,
                "FFL_VALUE_STORE": str(values or "")}  # without a directory, values go to GridFS of --mongo
@@ -237,3 +238,16 @@ async def test_a_signal_of_an_unknown_encoding_is_refused_and_the_run_goes_on(te
     await handle.signal("go", raw(b"foo/bar", b"{}"))
     await handle.signal("go", {"ok": True})
     assert await asyncio.wait_for(handle.result(), RESULT_TIMEOUT) == {"got": {"ok": True}}
+
+
+async def test_a_real_continue_as_new_is_still_honoured(tmp_path, temporal_client, temporal_service, value_store):
+    """The run continues as new several times on real workers; each continuation is accepted, no step runs twice."""
+    workers = Workers(tmp_path, temporal_service.address, value_store.root, continue_after_events=100)
+    try:
+        result, cause, handle = await outcome(temporal_client, "trust.Long", [{"v": 7}], workers.queue)
+        assert cause is None and result == {"v": 7}
+        first = await temporal_client.get_workflow_handle(handle.id, run_id=handle.result_run_id).fetch_history()
+        assert first.events[-1].event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW
+        assert workers.calls("value") == 24  # the memo carried every completed step: none ran again
+    finally:
+        workers.stop()
