@@ -95,10 +95,17 @@ def _error(facet: str, exc: BaseException) -> ApplicationError:
             non_retryable=exc.non_retryable,
             next_retry_delay=exc.next_retry_delay,
         )
-    cause = str(exc) or repr(exc)
     return ApplicationError(
-        f"{facet}: {cause}", type=type(exc).__name__, non_retryable=isinstance(exc, NonRetryableError)
+        f"{facet}: {_described(exc)}", type=type(exc).__name__, non_retryable=isinstance(exc, NonRetryableError)
     )
+
+
+def _described(exc: BaseException) -> str:
+    """The exception's text; never raises, so its class name reaches the step even when its ``str()`` fails."""
+    try:
+        return str(exc) or repr(exc)
+    except Exception as err:
+        return f"(its str() raised {type(err).__name__})"
 
 
 def build_handler_activity(

@@ -11,6 +11,24 @@ the history holds references, and since references are content-addressed a
 replay or a retry writes nothing new. Recently used values stay in memory,
 so a workflow replayed on the same worker does not read them again.
 
+A reference is input like any other: whoever can start a workflow can send
+one. So it is resolved only once verified — well formed, at most
+``$FFL_VALUE_MAX_BYTES`` (64 MB and a little), present, and its bytes
+hashing to its name and of its stated size — and every other reference is
+refused with a non-retryable ``ApplicationError`` (``InvalidReference``,
+``ValueMissing``, ``ValueDamaged``, ``ValueTooLarge``). Raised while a
+workflow's activation is decoded, that error fails the run at once (the SDK
+fails the execution, not the task); while an activity's input is decoded,
+it fails that attempt (the SDK's "Failed decoding arguments", retried by the
+step's policy). A client learns nothing new this way:
+naming a stored value takes its sha256, that is, knowing the value.
+
+A store that cannot be reached (``ValueUnreachable``: MongoDB down) is
+retried for up to ``$FFL_VALUE_STORE_PATIENCE`` seconds (10 minutes), so an
+outage delays a handler's completion instead of failing the attempt and
+running the handler again. Every write checks the stored copy, so a damaged
+value is repaired by the next run that produces it.
+
 Plain Temporal CLI users see the references (``temporal workflow show``);
 inputs they send stay inline up to Temporal's own 2 MB.
 """
@@ -22,14 +40,27 @@ import dataclasses
 import json
 import os
 import threading
+import time
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TypeVar
 
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter, PayloadCodec
+from temporalio.exceptions import ApplicationError
 
 from .ordered_json import OrderedPayloadConverter
-from .value_store import ValueStore, digest_of, open_value_store
+from .value_store import (
+    ValueDamaged,
+    ValueMissing,
+    ValueStore,
+    ValueUnreachable,
+    digest_of,
+    open_value_store,
+    valid_digest,
+)
+
+T = TypeVar("T")
 
 REFERENCE_ENCODING = b"ffl/reference"
 THRESHOLD_ENV = "FFL_VALUE_THRESHOLD"
@@ -39,13 +70,50 @@ DEFAULT_THRESHOLD = 128 * 1024
 CACHE_BYTES = 256 * 1024 * 1024
 """Bytes of recently stored or read values kept in memory per process."""
 
+MAX_BYTES_ENV = "FFL_VALUE_MAX_BYTES"
+DEFAULT_MAX_BYTES = 64 * 1024 * 1024 + 64 * 1024
+"""Most bytes a reference may name: ``RuntimeConfig.max_value_bytes`` of JSON and its payload's metadata.
+Raise it with ``$FFL_VALUE_MAX_BYTES`` when the configuration raises that limit."""
+
+PATIENCE_ENV = "FFL_VALUE_STORE_PATIENCE"
+DEFAULT_PATIENCE = 600.0
+"""Seconds an unreachable value store is retried before the value fails (the attempt is then retried)."""
+
+
+def _env_number(name: str, default: float) -> float:
+    text = os.environ.get(name, "")
+    try:
+        return float(text) if text else default
+    except ValueError:
+        raise ValueError(f"{name} must be a number, got {text!r}") from None
+
 
 def threshold_from_env() -> int:
-    text = os.environ.get(THRESHOLD_ENV, "")
+    return int(_env_number(THRESHOLD_ENV, DEFAULT_THRESHOLD))
+
+
+def refused(message: str, error_type: str) -> ApplicationError:
+    """A reference that can never resolve: not retryable, so the run (or step) fails at once, saying why."""
+    return ApplicationError(message, type=error_type, non_retryable=True)
+
+
+def reference_of(payload: Payload, max_bytes: int) -> tuple[str, int]:
+    """The digest and size a reference payload names, refused unless well formed and within ``max_bytes``."""
     try:
-        return int(text) if text else DEFAULT_THRESHOLD
+        reference = json.loads(payload.data)
     except ValueError:
-        raise ValueError(f"{THRESHOLD_ENV} must be a number of bytes, got {text!r}") from None
+        reference = None
+    if not isinstance(reference, dict):
+        raise refused("not a value reference: an ffl/reference payload holds a JSON object", "InvalidReference")
+    digest, size = reference.get("sha256"), reference.get("size")
+    if not valid_digest(digest):
+        raise refused(f"not a value reference: {str(digest)[:80]!r} is not a sha256 digest", "InvalidReference")
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise refused(f"not a value reference: size {str(size)[:40]!r} is not a number of bytes", "InvalidReference")
+    if size > max_bytes:
+        raise refused(f"value {digest} has {size} bytes; a value may have at most {max_bytes} "
+                      f"(${MAX_BYTES_ENV})", "ValueTooLarge")
+    return digest, size
 
 
 class _Cache:
@@ -80,11 +148,14 @@ class _Cache:
 class ClaimCheckCodec(PayloadCodec):
     """Payloads above ``threshold`` bytes go to ``store``; the history holds a reference to them."""
 
-    def __init__(self, store: ValueStore, threshold: int = DEFAULT_THRESHOLD, cache_bytes: int = CACHE_BYTES):
+    def __init__(self, store: ValueStore, threshold: int = DEFAULT_THRESHOLD, cache_bytes: int = CACHE_BYTES, *,
+                 max_bytes: int | None = None, patience: float | None = None):
         self.store = store
         self.threshold = threshold
         self.cache = _Cache(cache_bytes)
-        self.writes = 0  # values this process wrote (tests and benchmarks read it)
+        self.max_bytes = max_bytes if max_bytes is not None else int(_env_number(MAX_BYTES_ENV, DEFAULT_MAX_BYTES))
+        self.patience = patience if patience is not None else _env_number(PATIENCE_ENV, DEFAULT_PATIENCE)
+        self.writes = 0  # values this process wrote or repaired (tests and benchmarks read it)
 
     async def encode(self, payloads: Sequence[Payload]) -> list[Payload]:
         return [await self._encode(p) if p.ByteSize() > self.threshold else p for p in payloads]
@@ -96,22 +167,44 @@ class ClaimCheckCodec(PayloadCodec):
     async def _encode(self, payload: Payload) -> Payload:
         data = payload.SerializeToString(deterministic=True)
         digest = digest_of(data)
-        if self.cache.get(digest) is None:
-            if await asyncio.to_thread(self.store.put, digest, data):
-                self.writes += 1
-            self.cache.put(digest, data)
+        if await self._patiently(self.store.put, digest, data):  # even when cached: the copy may be damaged
+            self.writes += 1
+        self.cache.put(digest, data)
         reference = {"sha256": digest, "size": len(data),
                      "encoding": payload.metadata.get("encoding", b"").decode("utf-8", "replace")}
         return Payload(metadata={"encoding": REFERENCE_ENCODING},
                        data=json.dumps(reference, separators=(",", ":")).encode("utf-8"))
 
     async def _decode(self, payload: Payload) -> Payload:
-        digest = json.loads(payload.data)["sha256"]
+        digest, size = reference_of(payload, self.max_bytes)
         data = self.cache.get(digest)
         if data is None:
-            data = await asyncio.to_thread(self.store.get, digest)
-            self.cache.put(digest, data)
-        return Payload.FromString(data)
+            try:
+                data = await self._patiently(self.store.get, digest)
+            except ValueMissing as err:
+                raise refused(str(err), "ValueMissing") from None
+            except ValueDamaged as err:
+                raise refused(str(err), "ValueDamaged") from None
+        if len(data) != size:
+            raise refused(f"value {digest} has {len(data)} bytes, its reference says {size}", "InvalidReference")
+        self.cache.put(digest, data)
+        try:
+            return Payload.FromString(data)
+        except Exception as err:  # bytes that hash right but are no payload: written by no codec
+            raise refused(f"value {digest} is not a stored payload: {err}", "InvalidReference") from None
+
+    async def _patiently(self, call: Callable[..., T], *args: object) -> T:
+        """``call`` in a thread, retried while the store is unreachable, for up to ``patience`` seconds."""
+        deadline = time.monotonic() + self.patience
+        pause = 0.5
+        while True:
+            try:
+                return await asyncio.to_thread(call, *args)
+            except ValueUnreachable:
+                if time.monotonic() + pause > deadline:
+                    raise
+            await asyncio.sleep(pause)
+            pause = min(pause * 2, 5.0)
 
 
 def value_converter(store: ValueStore | None = None, threshold: int | None = None, *,

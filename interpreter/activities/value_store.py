@@ -5,15 +5,22 @@ two stores: a directory every worker and client shares (``$FFL_VALUE_STORE``,
 default ``~/.ffl/values``) and MongoDB GridFS (the mirror's database) when a
 MongoDB URI is configured. A blob's name is the sha256 of its bytes, so
 writing the same value again (a replay, a retry, another run) finds it
-already there and writes nothing; reading verifies the digest, so a damaged
-blob is an error, never a wrong value.
+already there and writes nothing — unless the stored bytes no longer hash
+to the name: then the write replaces them, so the next run that produces
+the value repairs it. Reading verifies the digest, so a damaged blob is an
+error, never a wrong value.
+
+``ValueUnreachable`` is the error of a store that cannot be reached (MongoDB
+down): the codec retries it instead of failing the value.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -31,11 +38,15 @@ class ValueDamaged(ValueError):
     """A stored value whose bytes no longer hash to its name."""
 
 
+class ValueUnreachable(OSError):
+    """The store cannot be reached just now (it may come back): worth retrying, unlike a missing value."""
+
+
 class ValueStore(Protocol):
     def has(self, digest: str) -> bool: ...
 
     def put(self, digest: str, data: bytes) -> bool:
-        """Store ``data`` under ``digest`` unless it is there; True when this call wrote it."""
+        """Store ``data`` under ``digest`` unless it is there intact; True when this call wrote (or repaired) it."""
         ...
 
     def get(self, digest: str) -> bytes:
@@ -47,6 +58,10 @@ class ValueStore(Protocol):
 
 def digest_of(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
+
+
+def valid_digest(digest: object) -> bool:
+    return isinstance(digest, str) and len(digest) == 64 and all(c in "0123456789abcdef" for c in digest)
 
 
 def checked(digest: str, data: bytes) -> bytes:
@@ -67,7 +82,7 @@ class DirectoryValueStore:
         self.root = Path(root) if root is not None else default_root()
 
     def _path(self, digest: str) -> Path:
-        if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        if not valid_digest(digest):
             raise ValueMissing(f"not a value reference: {digest!r}")
         return self.root / digest[:2] / digest
 
@@ -76,7 +91,7 @@ class DirectoryValueStore:
 
     def put(self, digest: str, data: bytes) -> bool:
         path = self._path(digest)
-        if path.exists():
+        if path.exists() and digest_of(path.read_bytes()) == digest:
             return False
         private_dir(path.parent)
         fd, temp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
@@ -122,22 +137,36 @@ class GridFSValueStore:
     def put(self, digest: str, data: bytes) -> bool:
         import gridfs.errors
 
-        if self.fs.exists(digest):
-            return False
-        try:
-            self.fs.put(data, _id=digest, filename=digest)
-        except gridfs.errors.FileExists:  # another worker wrote it meanwhile
-            return False
-        return True
+        with self._reachable():
+            if self.fs.exists(digest):
+                if digest_of(self.fs.get(digest).read()) == digest:
+                    return False
+                self.fs.delete(digest)  # damaged: replaced by the bytes that hash to its name
+            try:
+                self.fs.put(data, _id=digest, filename=digest)
+            except gridfs.errors.FileExists:  # another worker wrote it meanwhile
+                return False
+            return True
 
     def get(self, digest: str) -> bytes:
         import gridfs.errors
 
+        with self._reachable():
+            try:
+                return checked(digest, self.fs.get(digest).read())
+            except gridfs.errors.NoFile:
+                raise ValueMissing(f"value {digest} is not in GridFS bucket {self.BUCKET} of database "
+                                   f"{self.database}") from None
+
+    @contextlib.contextmanager
+    def _reachable(self) -> Iterator[None]:
+        """MongoDB's connection errors as ValueUnreachable: the store is down, the value may be fine."""
+        from pymongo.errors import ConnectionFailure
+
         try:
-            return checked(digest, self.fs.get(digest).read())
-        except gridfs.errors.NoFile:
-            raise ValueMissing(f"value {digest} is not in GridFS bucket {self.BUCKET} of database "
-                               f"{self.database}") from None
+            yield
+        except ConnectionFailure as err:
+            raise ValueUnreachable(f"{self.describe()} is unreachable: {err}") from err
 
     def describe(self) -> str:
         return f"MongoDB GridFS {self.database}.{self.BUCKET}"

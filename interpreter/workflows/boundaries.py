@@ -6,7 +6,7 @@ Each function is a one-line hook at its call site (marked ``# boundary``):
   when it is too deep, holds NaN/Infinity or an over-long integer (Python's
   decoder would raise inside the workflow task, failing it forever);
 - ``check_params``: workflow parameters against their declared types, before
-  any step runs;
+  any step runs; ``check_input_size``: against the value limit;
 - ``schedule_to_start`` / ``timeout_message``: the optional per-facet
   schedule-to-start timeout, reported with the queue that had no worker.
 
@@ -29,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.model import FacetDecl, Program
     from interpreter.program.values import input_problems, scan_json
     from interpreter.semantics import Reporter, Rules
+    from interpreter.semantics.limits import oversize, too_large
 
 _JSON_ENCODINGS = (b"json/plain",)
 
@@ -48,8 +49,8 @@ def decode_inputs(args: Sequence[RawValue]) -> dict[str, Any]:
             raise _invalid(f"workflow input {problem}")
     try:
         value = workflow.payload_converter().from_payload(payload, None)
-    except (ValueError, RecursionError) as err:  # not JSON, or past what the scan looks for
-        raise _invalid(f"workflow input cannot be decoded: {err}") from None
+    except Exception as err:  # not JSON, an unknown encoding (KeyError), past what the scan looks for ...
+        raise _invalid(f"workflow input cannot be decoded: {type(err).__name__}: {err}"[:2000]) from None
     if value is None:
         return {}
     if not isinstance(value, dict):
@@ -68,6 +69,14 @@ def check_params(program: Program, decl: FacetDecl, params: dict[str, Any], rule
         reporter.warn("", f"{message} (passed on: type_checks is warn)")
         return
     raise _invalid(message)
+
+
+def check_input_size(decl: FacetDecl, params: dict[str, Any], limit: int) -> None:
+    """Fail the run at once when its input is over the value limit (not only later, at its returns)."""
+    size = oversize(params, limit)
+    if size is not None:
+        raise ApplicationError(f"workflow '{decl.qname}': {too_large('its parameters', size, limit)}",
+                               type="PayloadTooLarge", non_retryable=True)
 
 
 def schedule_to_start(retry: RetryConfig) -> timedelta | None:

@@ -16,21 +16,23 @@ fails (or is caught by) the foreach's step with the same message. A child's
 own foreach may fan out again (nested children). Cancelling the parent
 cancels its children (they are awaited children, and close with it).
 
-A child's id is ``<root workflow id>/<foreach path>/foreach[<first>-<last>]``:
-a replayed or continued parent finds (or, its memo holding the result,
-skips) the same children, and ``ffl status`` can list them from the parent's
-``steps`` query, which names each child and its counts once it finished.
+A child's id is ``<root workflow id>/<root run id>/<foreach path>/foreach[<first>-<last>]``
+(trust.child_id; without the run id before Level.CHILD_RUN_IDS): a replayed or
+continued parent finds (or, its memo holding the result, skips) the same
+children, a run started again under the same workflow id never meets the
+children of one terminated before, and ``ffl status`` can list them from the
+parent's ``steps`` query, which names each child and its counts once it
+finished.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Sequence
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue, WorkflowIDReusePolicy
-from temporalio.exceptions import ApplicationError, ChildWorkflowError
+from temporalio.common import WorkflowIDReusePolicy
+from temporalio.exceptions import ChildWorkflowError, WorkflowAlreadyStartedError
 from temporalio.workflow import ParentClosePolicy
 
 with workflow.unsafe.imports_passed_through():
@@ -41,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics import Scope, Skipped, StepFailure, Write
     from interpreter.semantics.schedule import windowed
 
+from . import trust
 from .chunks import SEQ_STRIDE, ChunkFailure, ChunkRequest, ChunkResult, OuterStep, chunk_key, read_params
 from .continuation import Scale
 from .session import Session
@@ -84,7 +87,8 @@ class Children:
                     block=block_address(session.program, block), path=scope.path, owner=scope.owner,
                     script_target=scope.script_target, depth=session.rules.depth_base + scope.nesting(),
                     params=read_params(scope.params, reads.params), outer=outer,
-                    owner_place=list(place) if place is not None else None, level=int(session.level))
+                    owner_place=list(place) if place is not None else None, level=int(session.level),
+                    parent_run=workflow.info().run_id)
 
         async def chunk(index: int) -> list[list[Write]]:
             first, stop = bounds[index]
@@ -114,7 +118,7 @@ class Children:
         tracker = self.tracker
         memo = self.scale.memo
         hit = memo.get(key)
-        child_id = f"{request.root_id}/{key}"
+        child_id = trust.child_id(request.root_id, request.root_run, key, self.session.level)
         if hit is None:
             await self.scale.gate()
             tracker.child(key, child_id, request.path, first, last, "running")
@@ -138,6 +142,10 @@ class Children:
                 raise StepFailure(join_foreach(request.path), "foreach",
                                   f"child workflow {child_id} failed: {message}",
                                   getattr(cause, "type", None) or type(cause or err).__name__) from err
+            except WorkflowAlreadyStartedError:  # its id taken by an execution the run did not start
+                tracker.child(key, child_id, request.path, first, last, "failed")
+                raise StepFailure(join_foreach(request.path), "foreach", f"child workflow {child_id} cannot start: "
+                                  "another execution holds its id", "WorkflowAlreadyStarted") from None
             finally:
                 self.scale.children -= 1
                 self.running.discard(task)
@@ -165,13 +173,3 @@ def step_failure(chunk: ChunkFailure) -> StepFailure:
 
 def join_foreach(path: str) -> str:
     return f"{path}/foreach" if path else "foreach"
-
-
-# ---------------------------------------------------------------------- the child's side
-
-
-def chunk_request(args: Sequence[RawValue]) -> ChunkRequest:
-    if not args:
-        raise ApplicationError(f"{CHUNK_WORKFLOW} needs a chunk request", type="InvalidParameters",
-                               non_retryable=True)
-    return workflow.payload_converter().from_payload(args[0].payload, ChunkRequest)

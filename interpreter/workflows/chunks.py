@@ -46,6 +46,7 @@ class ChunkRequest:
     seq: int = 0
     owner_place: list[Any] | None = None  # the owner step's mirror place (parent, block, root)
     level: int = 3  # the parent's features.Level (requests of 0.2.0.dev2 carry none: SCALE)
+    parent_run: str = ""  # the run starting the child: checked against Temporal's parent (trust.py)
 
 
 @dataclass

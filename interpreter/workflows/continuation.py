@@ -27,12 +27,11 @@ takes the same decisions.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine, Sequence
+from collections.abc import Coroutine
 from datetime import timedelta
 from typing import Any
 
 from temporalio import workflow
-from temporalio.common import RawValue
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import TICK_ACTIVITY
@@ -49,14 +48,6 @@ stay in history instead of filling the value store with blobs nobody reads twice
 RESTORE_BATCH = 500
 """Memo hits one workflow activation resolves before it yields (a local ``ffl.Tick``): re-running tens of
 thousands of completed steps in one activation would pass the SDK's 2 s deadlock detection."""
-
-
-def continuation_of(args: Sequence[RawValue]) -> Continuation | None:
-    """The Continuation a run was continued with (its second argument), None for a run started afresh."""
-    if len(args) < 2:
-        return None
-    value = workflow.payload_converter().from_payload(args[1].payload, Continuation)
-    return value if isinstance(value, Continuation) else None
 
 
 def recalled(entry: dict[str, Any], path: str, facet: str) -> Any:
@@ -143,7 +134,7 @@ class Scale:
               signals: dict[str, Any] | None = None) -> Continuation:
         runs = self.continued.runs + 1 if self.continued is not None else 2
         return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
-                            config=config, runs=runs, signals=signals)
+                            config=config, runs=runs, signals=signals, previous_run=workflow.info().run_id)
 
 
 class Remembered(Layer):

@@ -5,7 +5,7 @@ release has every patch up to it, so one ``Level`` says everything. The rest of 
 objects per level (which effects layers a run has, which options its activities get) instead of testing
 patch ids where it goes. Patch markers are recorded where they are read, so the order and place of the
 reads here are part of every recorded history: RUN_METADATA right after LoadProgram, before the run's memo
-is written (``describe``), then CONTROL, SCALE and LIFECYCLE.
+is written (``describe``), then CONTROL, SCALE, CHILD_RUN_IDS and LIFECYCLE.
 """
 
 from __future__ import annotations
@@ -28,6 +28,10 @@ SCALE_PATCH = "ffl-scale"
 activities where the interpreter serves them, values by reference."""
 
 
+CHILD_RUN_IDS_PATCH = "ffl-child-run-ids"
+"""After 0.2.0.dev2: a child's workflow id holds the logical run's first run id, so a run started again under
+the same workflow id never collides with children of a terminated run still closing."""
+
 LIFECYCLE_PATCH = "ffl-lifecycle"
 """After 0.2.0.dev2: the seed's step lifecycle (an event facet's script before its handler, yields captured
 after script blocks, the first matching when case winning), workflow outputs checked, integral doubles
@@ -41,7 +45,8 @@ class Level(IntEnum):
     RUN_METADATA = 1  # 0.2.0.dev0
     CONTROL = 2  # 0.2.0.dev1
     SCALE = 3  # 0.2.0.dev2
-    LIFECYCLE = 4  # 0.2.0.dev3 and since
+    CHILD_RUN_IDS = 4  # 0.2.0.dev3 and since, with LIFECYCLE
+    LIFECYCLE = 5
 
 
 def run_level(describe: Callable[[bool], None]) -> Level:
@@ -55,7 +60,9 @@ def run_level(describe: Callable[[bool], None]) -> Level:
         return Level.RUN_METADATA
     if not workflow.patched(SCALE_PATCH):
         return Level.CONTROL
-    return Level.LIFECYCLE if workflow.patched(LIFECYCLE_PATCH) else Level.SCALE
+    if not workflow.patched(CHILD_RUN_IDS_PATCH):
+        return Level.SCALE
+    return Level.LIFECYCLE if workflow.patched(LIFECYCLE_PATCH) else Level.CHILD_RUN_IDS
 
 
 def child_level(parent: int) -> Level:

@@ -31,10 +31,11 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics import Handle, Interpreter, InvalidInput, Scope, Skipped, StepFailure
     from interpreter.semantics.limits import oversize, too_large
 
-from .boundaries import check_params, decode_inputs
-from .children import chunk_failure, chunk_request
-from .chunks import ChunkFailure, ChunkResult
-from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, continuation_of
+from . import trust
+from .boundaries import check_input_size, check_params, decode_inputs
+from .children import chunk_failure
+from .chunks import ChunkFailure, ChunkRequest, ChunkResult
+from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale
 from .features import Level, child_level, run_level
 from .loading import load_pinned
 from .outbox import MIRROR_BATCH_BYTES, Outbox
@@ -67,11 +68,11 @@ def describe(name: str, program_hash: str, sources: list[str], config: RuntimeCo
     """The run's memo and search attributes (where registered, as pinned in config); 0.1.0 runs kept the
     program hash alone."""
     if not metadata:
-        if workflow.memo_value(MEMO_PROGRAM_HASH, None) != program_hash:
+        if trust.memo_value(MEMO_PROGRAM_HASH) != program_hash:
             workflow.upsert_memo({MEMO_PROGRAM_HASH: program_hash})
         return
     memo = run_memo(name, program_hash, sources)
-    changed = {key: value for key, value in memo.items() if workflow.memo_value(key, None) != value}
+    changed = {key: value for key, value in memo.items() if trust.memo_value(key) != value}
     if changed:
         workflow.upsert_memo(changed)
     if config.search_attributes:
@@ -96,11 +97,11 @@ class FFLWorkflow:
         """An FFL workflow: its parameters in, its returns out; past its history limit it continues as new."""
         info = workflow.info()
         name = info.workflow_type
-        continued = continuation_of(args)  # a run continued as new carries its memo
+        continued = trust.continuation(args)  # trust boundary: honoured only from the run it continues
         run_id = continued.run_id if continued is not None else info.run_id
         inputs = decode_inputs(args)  # boundary: too deep, NaN or undecodable input fails the run at once
         # A continued run loads the program its first run pinned, and keeps that run's configuration.
-        pinned = continued.program_hash if continued is not None else workflow.memo_value(MEMO_PROGRAM_HASH, None)
+        pinned = continued.program_hash if continued is not None else trust.pinned_hash()
         program, loaded = await load_pinned(name, pinned)
         program_hash = loaded["hash"]
         sources = loaded.get("sources") or []
@@ -129,6 +130,7 @@ class FFLWorkflow:
             interpreter = Interpreter(program, effects, tracker, session.rules)
             params = interpreter.workflow_params(decl, inputs)
             check_params(program, decl, params, session.rules, tracker)  # boundary: declared types, before any step
+            check_input_size(decl, params, session.rules.value_limit)  # boundary: the value limit, at once
             if continued is None:
                 tracker.runner(name, "running", params=params, program_hash=program_hash)
             if scale is None:
@@ -165,8 +167,8 @@ class FFLWorkflow:
         """A child workflow: iterations of one foreach, in a history of their own, as the parent would run them —
         same step paths, activity ids and mirror identity (the root run's); their yields by index, or the failure
         that stopped them."""
-        request = chunk_request(args)
-        continued = continuation_of(args)
+        request = trust.chunk_request(args, ChunkRequest)  # trust boundary: from a parent of its own run only
+        continued = trust.continuation(args, root=False)
         program, _ = await load_pinned(request.workflow, request.program_hash)
         config = RuntimeConfig.model_validate(request.config)
         session = self.session = Session.open(request.workflow, program, request.program_hash, config, child_level(request.level),

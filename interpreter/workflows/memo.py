@@ -19,6 +19,8 @@ class Continuation:
     """Runs of this logical run so far, this one included."""
     signals: dict[str, Any] | None = None
     """The run's signals (Signals.carry): payloads kept for a later wait, the received log."""
+    previous_run: str = ""
+    """The run that continued as new with it: the next run checks it is Temporal's ``continued_run_id`` (trust.py)."""
 
 
 class Memo:

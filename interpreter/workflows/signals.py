@@ -60,9 +60,9 @@ def decode_payload(args: Sequence[RawValue], name: str) -> Any:
             raise ApplicationError(f"signal '{name}': payload {problem}", type="InvalidSignal", non_retryable=True)
     try:
         return workflow.payload_converter().from_payload(payload, None)
-    except (ValueError, RecursionError) as err:
-        raise ApplicationError(f"signal '{name}': payload cannot be decoded: {err}", type="InvalidSignal",
-                               non_retryable=True) from None
+    except Exception as err:  # not JSON, an unknown encoding (KeyError), too deep ...
+        raise ApplicationError(f"signal '{name}': payload cannot be decoded: {type(err).__name__}: {err}"[:2000],
+                               type="InvalidSignal", non_retryable=True) from None
 
 
 class Signals:

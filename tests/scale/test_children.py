@@ -52,9 +52,9 @@ async def test_foreach_over_the_threshold_runs_in_children_and_keeps_item_order(
     assert run.error is None, run.message
     assert run.result == {"sums": [n + 100 for n in items]}
     ids = await child_ids(run.handle)
-    wid = run.handle.id
-    assert ids == [f"{wid}/b0/all/b0/foreach[0-2]", f"{wid}/b0/all/b0/foreach[3-5]",
-                   f"{wid}/b0/all/b0/foreach[6-8]", f"{wid}/b0/all/b0/foreach[9-9]"]
+    prefix = f"{run.handle.id}/{run.handle.result_run_id}"  # the run's first run id: unique per start
+    assert ids == [f"{prefix}/b0/all/b0/foreach[0-2]", f"{prefix}/b0/all/b0/foreach[3-5]",
+                   f"{prefix}/b0/all/b0/foreach[6-8]", f"{prefix}/b0/all/b0/foreach[9-9]"]
     # Each child is sent its slice of the list, never the list: the body reads no parameter but `$.n`.
     first = await child_request(temporal_client, ids[1])
     assert (first.items, first.first, first.params) == ([3, 4, 5], 3, {})
@@ -101,7 +101,7 @@ async def test_nested_foreach_fans_out_from_children_into_grandchildren(temporal
     for child in top:
         grandchildren += await child_ids(temporal_client.get_workflow_handle(child))
     assert len(grandchildren) == 5 * 2  # each row's 6 columns in chunks of 3
-    assert f"{run.handle.id}/b0/foreach[4]/row/b0/foreach[3-5]" in grandchildren
+    assert f"{run.handle.id}/{run.handle.result_run_id}/b0/foreach[4]/row/b0/foreach[3-5]" in grandchildren
     page, view = run.inspected
     assert [c["workflow_id"] for c in page.children] == top
     assert sum(c["counts"]["completed"] for c in page.children) == 5 + 30  # every row and cell, nested ones too
@@ -175,7 +175,7 @@ async def test_cancelling_the_parent_cancels_its_children(temporal_client, tmp_p
 
     async def cancel_the_root() -> str:
         child = await asyncio.wait_for(started.get(), 30)
-        await temporal_client.get_workflow_handle(child.split("/b0/")[0]).cancel()
+        await temporal_client.get_workflow_handle(child.split("/")[0]).cancel()  # <root id>/<run id>/b0/...
         return child
 
     canceller = asyncio.create_task(cancel_the_root())

@@ -8,6 +8,7 @@ from temporalio.worker import Replayer
 
 from interpreter.activities.value_codec import REFERENCE_ENCODING, ClaimCheckCodec, value_converter
 from interpreter.activities.value_store import DirectoryValueStore
+from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow
 
 from ..runtime.harness import run_ffl
@@ -72,3 +73,27 @@ async def test_a_large_value_goes_by_reference_through_handlers_and_expressions_
     assert result.replay_failure is None
     assert stored(value_store) - before == new
     assert codec.writes == writes
+
+
+SIZED = """namespace sized {
+    event facet Size(text: String) => (n: Long)
+    workflow Run(text: String) => (n: Long) andThen {
+        s = Size(text = $.text)
+        yield Run(n = s.n)
+    }
+}
+"""
+
+
+async def test_an_input_over_the_value_limit_fails_the_run_before_any_step(temporal_client, tmp_path):
+    calls = []
+
+    def counted(payload: dict) -> dict:
+        calls.append(1)
+        return size(payload)
+
+    run = await run_ffl(temporal_client, SIZED, "sized.Run", {"text": "t" * 4096}, handlers={"sized.Size": counted},
+                        tmp_path=tmp_path, config=RuntimeConfig(max_value_bytes=2048))
+    assert run.error is not None and run.error.cause.type == "PayloadTooLarge", run.message
+    assert "its parameters are 4107 bytes of JSON; a value may have at most 2048 bytes" in run.message
+    assert calls == []
