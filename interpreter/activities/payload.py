@@ -36,8 +36,6 @@ from typing import Any
 
 from .listeners import LogEvent, ProgressEvent, TaskListener, notify_log, notify_progress
 
-EXTRA_KEYS = ("_facet_name", "_task_uuid", "_handler_metadata", "_step_log", "_task_heartbeat", "_retry_count",
-              "_is_retry", "_task_token")  # fmt: skip
 STEP_LOG_LEVELS = {"info": logging.INFO, "success": logging.INFO, "warning": logging.WARNING,
                    "error": logging.ERROR}  # fmt: skip
 _TASK_NAMESPACE = uuid.UUID("0c6f1f5e-7d43-5a8e-bb1e-3f2a9c4d7e10")

@@ -215,7 +215,3 @@ def value_converter(store: ValueStore | None = None, threshold: int | None = Non
     return dataclasses.replace(DataConverter.default, payload_converter_class=OrderedPayloadConverter,
                                payload_codec=codec)
 
-
-def codec_of(converter: DataConverter) -> ClaimCheckCodec | None:
-    codec = converter.payload_codec
-    return codec if isinstance(codec, ClaimCheckCodec) else None

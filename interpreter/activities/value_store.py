@@ -43,8 +43,6 @@ class ValueUnreachable(OSError):
 
 
 class ValueStore(Protocol):
-    def has(self, digest: str) -> bool: ...
-
     def put(self, digest: str, data: bytes) -> bool:
         """Store ``data`` under ``digest`` unless it is there intact; True when this call wrote (or repaired) it."""
         ...
@@ -85,9 +83,6 @@ class DirectoryValueStore:
         if not valid_digest(digest):
             raise ValueMissing(f"not a value reference: {digest!r}")
         return self.root / digest[:2] / digest
-
-    def has(self, digest: str) -> bool:
-        return self._path(digest).exists()
 
     def put(self, digest: str, data: bytes) -> bool:
         path = self._path(digest)
@@ -130,9 +125,6 @@ class GridFSValueStore:
         self.client = MongoClient(uri, serverSelectionTimeoutMS=10_000)
         self.database = database_from_uri(uri, database)
         self.fs = gridfs.GridFS(self.client[self.database], collection=self.BUCKET)
-
-    def has(self, digest: str) -> bool:
-        return self.fs.exists(digest)
 
     def put(self, digest: str, data: bytes) -> bool:
         import gridfs.errors

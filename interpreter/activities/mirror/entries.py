@@ -48,10 +48,6 @@ def agent_sub(attempt: int, index: int) -> int:
     return min(max(attempt, 1), MAX_ATTEMPT) * ATTEMPT_SLOT + min(max(index, 0), ATTEMPT_SLOT - 1)
 
 
-def anchored_order(anchor: int, sub: int) -> int:
-    return anchor * ORDER_SLOT + sub
-
-
 def log_entry(uuid: str, *, runner_id: str, step_id: str | None, object_id: str, object_type: str,
               originator: str, note_type: str, importance: int, message: str, state: str, details: dict[str, Any],
               time: int, order: int | None, sub: int | None = None, line: int = 0, file: str = "") -> MirrorOp:
