@@ -30,7 +30,7 @@ with workflow.unsafe.imports_passed_through():
     )
     from interpreter.program.display import program_details, short_name
     from interpreter.program.model import Program
-    from interpreter.program.queries import StepsPage, StepsQuery
+    from interpreter.program.queries import StepsPage, steps_query
     from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
 
 from .boundaries import check_params, decode_inputs
@@ -179,14 +179,14 @@ class FFLWorkflow:
                                                for key, value in run_search_attributes(name, program_hash).items()])
 
     @workflow.query(name=STEPS_QUERY)
-    def steps(self, query: StepsQuery | None = None) -> list[dict[str, Any]] | StepsPage:
+    def steps(self, query: Any = None) -> list[dict[str, Any]] | StepsPage:
         """Started steps (path, facet, state, returns once finished, error): a page, or the first 1,000.
 
-        Without an argument, a plain list as before (interpreter.program.queries).
+        Without an argument, a plain list as before; a bad query is refused (interpreter.program.queries).
         """
         if query is None:
             return self.tracker.snapshot()
-        return self.tracker.page(query)
+        return self.tracker.page(steps_query(query))
 
     # ------------------------------------------------------------------ signals and updates
 
