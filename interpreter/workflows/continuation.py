@@ -35,6 +35,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue
+from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import TICK_ACTIVITY
@@ -68,9 +69,15 @@ class Continuation:
 
 
 def continuation_of(args: Sequence[RawValue]) -> Continuation | None:
-    """The Continuation a run was continued with (its second argument), None for a run started afresh."""
+    """The Continuation a run was continued with (its second argument), None for a run started afresh.
+
+    A run started afresh with more than one input (``temporal workflow start --input A --input B``) fails.
+    """
     if len(args) < 2:
         return None
+    if workflow.info().continued_run_id is None:
+        raise ApplicationError(f"a workflow takes one input, a JSON object of parameters; this run was started "
+                               f"with {len(args)} (one --input each)", type="InvalidParameters", non_retryable=True)
     value = workflow.payload_converter().from_payload(args[1].payload, Continuation)
     return value if isinstance(value, Continuation) else None
 
