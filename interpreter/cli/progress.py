@@ -31,11 +31,16 @@ def progress_line(view: RunView, elapsed: float, width: int = 160) -> str:
     text = f"{view.workflow} {elapsed_text(elapsed)} · {counts_line(run_counts(view, rows))}"
     root = short_name(view.workflow)
     retrying = [r for r in rows if (r.get("attempt") or 1) > 1 and r["display"] in ("running", "waiting")]
-    waiting = [r for r in rows if r["display"] == "waiting"]
+    waits = [r for r in rows if r["display"] == "waiting" and r.get("waiting")]  # timers, signals: not workers
+    waiting = [r for r in rows if r["display"] == "waiting" and not r.get("waiting")]
     running = [r for r in rows if r["display"] == "running"]
     if retrying:
         row = retrying[0]
         text += f" · {row.get('facet')} at {readable_path(row['path'], root)}: {row['detail']}"
+    elif waits:
+        row = waits[0]
+        more = f" (and {len(waits) - 1} more waits)" if len(waits) > 1 else ""
+        text += f" · {readable_path(row['path'], root)}{more}: {row['detail']}"
     elif waiting:
         queues = sorted({str(r.get("queue")) for r in waiting if "no worker" in r.get("detail", "")})
         if queues:

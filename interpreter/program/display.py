@@ -65,6 +65,15 @@ def readable_path(path: str, root: str = "") -> str:
     return PATH_SEPARATOR.join(parts)
 
 
+def duration_text(seconds: float) -> str:
+    """``1 h``, ``90 s``, ``2 h 30 min``: a timeout as a person reads it."""
+    whole = int(seconds)
+    if whole != seconds or whole < 60:
+        return f"{seconds:g} s"
+    parts = [(whole // 86400, "d"), (whole // 3600 % 24, "h"), (whole // 60 % 60, "min"), (whole % 60, "s")]
+    return " ".join(f"{count} {unit}" for count, unit in parts if count)
+
+
 def short_name(qname: str) -> str:
     return qname.rsplit(".", 1)[-1]
 
@@ -98,10 +107,15 @@ def program_details(workflow: str, program_hash: str, sources: Iterable[str] = (
     return "\n\n".join(lines)
 
 
-def progress_text(counts: Mapping[str, int], current: str | None = None) -> str:
-    """``steps: 3 done, 1 running, 0 failed`` (plus cancelled when any) and the current step."""
+def progress_text(counts: Mapping[str, int], current: str | None = None, waiting: int = 0) -> str:
+    """``steps: 3 done, 1 running, 0 failed`` (plus waiting and cancelled when any) and the current step.
+
+    ``waiting`` of the running steps wait for a timer or a signal: they are counted as waiting.
+    """
     done = counts.get("completed", 0) + counts.get("caught", 0)
-    text = f"steps: {done} done, {counts.get('running', 0)} running, {counts.get('failed', 0)} failed"
+    text = f"steps: {done} done, {counts.get('running', 0) - waiting} running, {counts.get('failed', 0)} failed"
+    if waiting:
+        text += f", {waiting} waiting"
     if counts.get("cancelled"):
         text += f", {counts['cancelled']} cancelled"
     if current:
@@ -109,9 +123,14 @@ def progress_text(counts: Mapping[str, int], current: str | None = None) -> str:
     return text
 
 
-def current_details(header: str, counts: Mapping[str, int], current: str | None = None) -> str:
+def wait_text(note: str, signal: str | None, workflow_id: str) -> str:
+    """What a built-in step waits for, with the ``ffl signal`` line that answers a signal."""
+    return note + (f" — ffl signal {workflow_id} {signal} '{{…}}'" if signal else "")
+
+
+def current_details(header: str, counts: Mapping[str, int], current: str | None = None, waiting: int = 0) -> str:
     """The run's live details (markdown): the program it runs, then its progress."""
-    progress = progress_text(counts, current)
+    progress = progress_text(counts, current, waiting)
     return f"{header}\n\n{progress}" if header else progress
 
 

@@ -17,6 +17,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.builtins import SLEEP, WAIT_FOR_SIGNAL, WAIT_UNTIL
+    from interpreter.program.display import duration_text
 
 from .signals import Signals
 from .state import StepFailure
@@ -73,7 +74,8 @@ class Builtins:
                 raise StepFailure(path, facet, f"argument 'name' must be a non-empty signal name, got {name!r}",
                                   "ValueError")
             timeout = _seconds(path, facet, "timeout_seconds", args.get("timeout_seconds"), optional=True)
-            self.tracker.note(path, f"waiting for signal '{name}'" + (f" (at most {timeout:g} s)" if timeout else ""))
+            self.tracker.note(path, f"waiting for signal '{name}'" + (f" (up to {duration_text(timeout)})" if timeout
+                                                                      else ""), signal=name)
             payload, timed_out = await self.signals.wait(name, timeout, path)
             return {"payload": payload, "timed_out": timed_out}
         raise StepFailure(path, facet, f"'{facet}' is not a built-in step this interpreter knows (compiled by a "

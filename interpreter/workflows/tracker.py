@@ -14,7 +14,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from interpreter.program.display import current_details, readable_path
+    from interpreter.program.display import current_details, readable_path, wait_text
     from interpreter.program.queries import LEGACY_LIMIT, MAX_LIMIT, StepsPage, StepsQuery
 
 STATES = ("running", "completed", "failed", "caught", "cancelled")
@@ -38,6 +38,7 @@ class Tracker:
         self.root = ""  # the workflow's short name and what it runs, for the Web UI's current details
         self.header = ""
         self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
+        self.waits: dict[str, tuple[str, str | None]] = {}  # waiting built-in step → (note, signal name)
         self.workflow_name = ""  # the FFL workflow's qualified name (children load its program)
         self.children: dict[str, dict[str, Any]] = {}  # chunk key → child workflow record (children.py)
         self.child_counts = dict.fromkeys(STATES, 0)  # step counts of finished children, nested ones included
@@ -64,6 +65,7 @@ class Tracker:
             self.counts[record["state"]] -= 1
             record["state"] = state
             record.pop("waiting", None)
+            self.waits.pop(path, None)
         self.counts[state] += 1
         if returns is not None and state != "running":
             record["returns"] = returns
@@ -87,11 +89,13 @@ class Tracker:
                 "program_hash": self.program_hash, "time": workflow.now().isoformat(),
             })
 
-    def note(self, path: str, waiting: str) -> None:
+    def note(self, path: str, waiting: str, signal: str | None = None) -> None:
         """What a running step waits for (a timer, a signal), shown by the steps query until its next state."""
         record = self.steps.get(path)
         if record is not None:
             record["waiting"] = waiting
+            self.waits[path] = (waiting, signal)
+            self._details()
 
     def block(self, path: str, object_type: str, state: str, *, parent: str | None, error: str | None = None,
               returns: dict | None = None, foreach: tuple[str, Any] | None = None, facet: str = "") -> None:
@@ -186,11 +190,14 @@ class Tracker:
 
     def _details(self) -> None:
         current = None
-        if self.running:
+        if self.waits:  # a wait says what it waits for, and how to end it
+            path, (note, signal) = next(iter(self.waits.items()))
+            current = f"{readable_path(path, self.root)}: {wait_text(note, signal, self.workflow_id)}"
+        elif self.running:
             path = next(reversed(self.running))
             current = f"{self.running[path]} at {readable_path(path, self.root)}"
         counts = self.totals() if self.children else self.counts
-        workflow.set_current_details(current_details(self.header, counts, current))
+        workflow.set_current_details(current_details(self.header, counts, current, len(self.waits)))
 
     # ------------------------------------------------------------------ runner and log
 
