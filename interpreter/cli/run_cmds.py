@@ -45,6 +45,7 @@ from .connect import (
     options_from_args,
     server_error_line,
 )
+from .logs import configure_logging
 from .progress import print_final_counts, show_progress
 from .search_attrs import with_search_attributes
 from .worker_main import add_worker_args, build_worker, load_config, open_mirror, run_worker
@@ -529,7 +530,7 @@ def _run(args: argparse.Namespace) -> int:
                  "them (give --handlers PKG_OR_FILE, or --address a server whose workers serve them)")
             return 2
     # The SDK logs every failed activity attempt with a traceback; the run's outcome says enough.
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr)
+    configure_logging(logging.INFO if args.verbose else logging.ERROR)
     core_logs_to_python_logging()  # stdout carries the result only
     try:
         return _run_and_leave(_run_async(args, program, inputs, registry))

@@ -27,7 +27,15 @@ from ..activities.interpreter_side import store_name
 from ..activities.listeners import TaskListener
 from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE
-from .connect import ConnectOptions, add_connection_args, connect, options_from_args, server_error_line
+from .connect import (
+    ConnectOptions,
+    add_connection_args,
+    connect,
+    core_logs_to_python_logging,
+    options_from_args,
+    server_error_line,
+)
+from .logs import RunLog, configure_logging
 from .search_attrs import with_search_attributes
 
 log = logging.getLogger("ffl.worker")
@@ -122,6 +130,7 @@ def build_worker(
         task_queue=queue,
         identity=identity,
         workflows=workflows,
+        interceptors=[RunLog()] if interpreter else [],
         activities=activities,
         activity_executor=ThreadPoolExecutor(max_workers=max(16, max_concurrent_activities or 0),
                                              thread_name_prefix=f"ffl-act-{queue}"),
@@ -237,8 +246,9 @@ def run_worker(args: argparse.Namespace) -> int:
     from ..activities.redact import redact_logging, redact_stderr
 
     redact_stderr()  # a MongoDB URI's credentials never reach the worker's log
-    logging.basicConfig(level=os.environ.get("FFL_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr)
+    configure_logging(os.environ.get("FFL_LOG_LEVEL", "WARNING").upper())
     redact_logging()
+    core_logs_to_python_logging()  # the SDK core's lines in the same format, on stderr
     try:
         return asyncio.run(serve(args))
     except Exception as exc:  # connection refused, bad TLS files, ...
