@@ -25,6 +25,7 @@ from .connect import (
     options_from_args,
     server_error_line,
 )
+from .flags import FlagError, add_either, either
 from .run_view import RunView, fetch_view, find_handle, pinned_program
 from .status_view import EXIT_UNKNOWN, dumps, exit_code, render, step_rows
 
@@ -121,6 +122,12 @@ def _from_mirror(args: argparse.Namespace, uri: str) -> int | None:
 
 
 def status(args: argparse.Namespace) -> int:
+    if hasattr(args, "id_flag"):
+        try:
+            args.id = either(args, "id", "--workflow-id")
+        except FlagError as err:
+            _err(f"ffl status: {err}")
+            return EXIT_UNKNOWN
     mongo_uri = args.mongo or os.environ.get("MONGODB_URI")
     if mongo_uri and not (args.json or args.watch or args.graph):  # the mirror first; else ask the workflow
         shown = _from_mirror(args, mongo_uri)
@@ -161,8 +168,8 @@ def graph_of_run(args: argparse.Namespace) -> int:
 
 
 def add_status_args(status_parser: argparse.ArgumentParser) -> None:
-    status_parser.add_argument("id", metavar="RUN_ID_OR_WORKFLOW_ID")
-    status_parser.add_argument("--brief", action="store_true", help="omit step returns")
+    add_either(status_parser, "id", "RUN_ID_OR_WORKFLOW_ID", ("--workflow-id", "-w"), "the run")
+    status_parser.add_argument("--brief", action="store_true", help="omit each step's returns (the tree only)")
     status_parser.add_argument("--json", action="store_true", help="machine-readable status (one object per refresh)")
     status_parser.add_argument("--watch", "-W", action="store_true", help="refresh until the run closes")
     status_parser.add_argument("--interval", type=float, default=2.0, help="seconds between --watch refreshes")
