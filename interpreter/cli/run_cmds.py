@@ -33,6 +33,7 @@ from ..compiler import CompileError, compile_files_result
 from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE
 from ..program.display import program_details, program_line
+from ..program.exprtext import expr_text
 from ..program.model import Program
 from ..program.runinfo import run_memo, source_files
 from ..program.serialize import program_to_json
@@ -132,7 +133,8 @@ def _publish(args: argparse.Namespace) -> int:
     for name in program.workflows:
         decl = program.facets[name]
         params = ", ".join(
-            f"{p.name}: {'[' * p.type.depth}{p.type.name}{']' * p.type.depth}{' (optional)' if p.default else ''}"
+            f"{p.name}: {'[' * p.type.depth}{p.type.name}{']' * p.type.depth}"
+            + (f" = {expr_text(p.default)}" if p.default is not None else "")
             for p in decl.params
         )
         print(f"workflow {name}({params})")

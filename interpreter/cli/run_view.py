@@ -19,7 +19,13 @@ from typing import Any
 
 from temporalio.client import WorkflowQueryFailedError
 
-from ..program.constants import LOAD_PROGRAM_ACTIVITY, MEMO_PROGRAM_HASH, SIGNALS_QUERY, STEPS_QUERY
+from ..program.constants import (
+    INTERPRETER_QUEUE,
+    LOAD_PROGRAM_ACTIVITY,
+    MEMO_PROGRAM_HASH,
+    SIGNALS_QUERY,
+    STEPS_QUERY,
+)
 from ..program.queries import MAX_LIMIT, StepsPage, StepsQuery
 from .connect import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
 from .heartbeats import pending_progress
@@ -289,12 +295,21 @@ async def _termination_reason(handle) -> str:
     return ""
 
 
+def no_interpreter(queue: str) -> str:
+    """Why a run's workflow tasks wait, and the command that serves them (``--interpreter`` off ``ffl``)."""
+    if queue == INTERPRETER_QUEUE:
+        return f"no interpreter worker polling queue {queue} (start one: python worker.py --task-queue {queue})"
+    return (f"no interpreter worker polling queue {queue}, the queue the run was started on; interpreter "
+            f"workers poll {INTERPRETER_QUEUE} (start runs with --task-queue {INTERPRETER_QUEUE}), or serve "
+            f"this one: python worker.py --task-queue {queue} --interpreter")
+
+
 async def _why_no_steps(client, view: RunView, error: BaseException) -> str:
     if view.task_queue:
         with contextlib.suppress(Exception):
             view.interpreter_pollers = await queue_pollers(client, view.task_queue, workflow_queue=True, now=view.now)
     if view.interpreter_pollers == []:
-        return f"no interpreter worker polling queue {view.task_queue} (start one: python worker.py --task-queue {view.task_queue})"
+        return no_interpreter(view.task_queue)
     if isinstance(error, asyncio.TimeoutError):
         return "the steps query timed out"
     text = getattr(error, "message", None) or str(error)

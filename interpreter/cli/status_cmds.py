@@ -40,12 +40,12 @@ class StatusError(Exception):
     """A one-line reason ``ffl status`` cannot tell the run's state."""
 
 
-def svg_from_dot(text: str) -> str:
-    """Graphviz renders the SVG; without it, a clear error (the DOT text is one flag away)."""
+def svg_from_dot(text: str, flag: str = "--graph") -> str:
+    """Graphviz renders the SVG; without it, a clear error naming ``flag dot`` (the DOT text is one flag away)."""
     dot = shutil.which("dot")
     if dot is None:
-        raise StatusError("--graph svg needs Graphviz's 'dot' on PATH (e.g. apt-get install graphviz); "
-                          "--graph dot prints the DOT text to render elsewhere")
+        raise StatusError(f"{flag} svg needs Graphviz's 'dot' on PATH (e.g. apt-get install graphviz); "
+                          f"{flag} dot prints the DOT text to render elsewhere")
     done = subprocess.run([dot, "-Tsvg"], input=text, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise StatusError(f"dot failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")

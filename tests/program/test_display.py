@@ -72,3 +72,18 @@ def test_source_files_are_read_from_locations():
                                ("a.ffl", SOURCE)])
     assert source_files(program.model_dump(mode="json")) == ["a.ffl", "b.ffl"]
     assert source_files({"loc": None, "x": [1, {"y": 2}]}) == []
+
+
+def test_a_run_on_another_queue_than_ffl_is_told_to_use_ffl_or_an_interpreter_worker():
+    from interpreter.cli.run_view import no_interpreter
+
+    assert no_interpreter("ffl").endswith("(start one: python worker.py --task-queue ffl)")
+    hint = no_interpreter("calc")
+    assert "start runs with --task-queue ffl" in hint and hint.endswith("python worker.py --task-queue calc --interpreter")
+
+
+def test_durations_read_as_a_person_says_them():
+    from interpreter.program.display import duration_text
+
+    assert [duration_text(s) for s in (5, 1.5, 60, 3600, 5400, 86400)] == ["5 s", "1.5 s", "1 min", "1 h",
+                                                                           "1 h 30 min", "1 d"]

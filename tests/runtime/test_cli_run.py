@@ -221,3 +221,11 @@ def test_a_run_on_its_own_queue_is_found_by_its_workflow_id(temporal_service):
     shown = ffl("status", "calc-own-queue", "--json", "--address", temporal_service.address)
     assert shown.returncode == 0, shown.stderr
     assert json.loads(shown.stdout)["task_queue"].startswith("ffl-run-")
+
+
+def test_publish_shows_each_parameters_default(tmp_path):
+    (tmp_path / "d.ffl").write_text('namespace d { workflow W(a: Long, n: Long = 5, s: String = "x") => (v: Long) '
+                                    'andThen { yield W(v = $.n) } }')
+    proc = ffl("publish", str(tmp_path / "d.ffl"), "--registry", str(tmp_path / "registry"))
+    assert proc.returncode == 0, proc.stderr
+    assert 'workflow d.W(a: Long, n: Long = 5, s: String = "x")' in proc.stdout.splitlines()
