@@ -67,6 +67,8 @@ async def print_final_counts(client, handle, console, started: float) -> None:
     """The run's final step counts and how long it took, in green (red when a step failed)."""
     with contextlib.suppress(Exception):
         view = await fetch_view(client, handle, query_timeout=5.0, outcome=False)
+        if view.steps_error:  # counts read from history miss local activities: no line rather than "0 done"
+            return
         final = run_counts(view)
         style = "red" if final["failed"] else "green"
         console.print(f"[{style}]{escape(handle.id)}: {counts_line(final)} "

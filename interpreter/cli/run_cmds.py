@@ -152,6 +152,16 @@ def _report_publish(done: Published) -> None:
 # --------------------------------------------------------------------------- run
 
 
+def local_activities(args: argparse.Namespace, embedded: bool) -> bool:
+    """Whether the in-process interpreter runs handlers as local activities (no server round trip per step).
+
+    Only where the run ends with the command — on a shared server it outlives this process, and its steps
+    must not depend on it — and only when nobody reads the Web UI (``--no-ui``) or ``--local-activities``
+    asks: a local activity is a marker in history, without its own summary, timing or retries.
+    """
+    return embedded and (args.no_ui or args.local_activities)
+
+
 def private_queues(task_queue: str | None, embedded: bool, suffix: str, program: Program, workflow: str,
                    config: RuntimeConfig, registry: HandlerRegistry) -> tuple[str, RuntimeConfig]:
     """The interpreter queue of an ``ffl run`` and the config its worker pins (queue overrides included).
@@ -348,9 +358,7 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
                                 mirror=mirror.writer if mirror else None, listeners=listeners,
                                 shutdown_grace=SHUTDOWN_GRACE, allow_scripts=allow_scripts,
                                 max_concurrent_activities=RUN_ACTIVITY_SLOTS,
-                                # local activities only where the run ends with the command: on a shared
-                                # server it outlives this process, and its steps must not depend on it
-                                local_handlers=env.embedded)]  # fmt: skip
+                                local_handlers=local_activities(args, env.embedded))]  # fmt: skip
         workers += [build_worker(client, q, registry, config=config, listeners=listeners,
                                  shutdown_grace=SHUTDOWN_GRACE, max_concurrent_activities=RUN_ACTIVITY_SLOTS)
                     for q in queues]
@@ -572,7 +580,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     run.add_argument("--workflow-id", help="the run's workflow id (default ffl-<workflow>-<random>)")
     run.add_argument("--keep-server", action="store_true", help="after the run, keep server and workers up "
                      "(browse the Web UI) until Ctrl-C")  # fmt: skip
-    run.add_argument("--no-ui", action="store_true", help="embedded server without the Web UI")
+    run.add_argument("--no-ui", action="store_true", help="embedded server without the Web UI (handlers then run "
+                     "as local activities, without a server round trip per step)")
+    run.add_argument("--local-activities", action="store_true", help="run handlers as local activities on the "
+                     "embedded server even with the Web UI up: faster, but the UI shows each step as a marker, "
+                     "without its own timing, summary or retries")
     run.add_argument("--mongo", help="mirror runners, steps and logs to this MongoDB (env MONGODB_URI)")
     run.add_argument("--local-mongo", action="store_true",
                      help="start a local secantusdb for the mirror (development; needs the secantusdb package)")

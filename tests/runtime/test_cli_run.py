@@ -229,3 +229,43 @@ def test_publish_shows_each_parameters_default(tmp_path):
     proc = ffl("publish", str(tmp_path / "d.ffl"), "--registry", str(tmp_path / "registry"))
     assert proc.returncode == 0, proc.stderr
     assert 'workflow d.W(a: Long, n: Long = 5, s: String = "x")' in proc.stdout.splitlines()
+
+
+def test_with_the_web_ui_up_each_step_is_an_activity_with_its_summary(tmp_path):
+    """On the embedded server with its Web UI, handlers run as (remote) activities, so the UI shows each
+    step's summary, timing and retries; with --no-ui they stay local activities (markers)."""
+    import asyncio
+
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.client import Client
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interpreter", "run", str(CALC / "calc.ffl"), "--type", "calc.Double", "--input",
+         '{"a": 3}', "--handlers", str(CALC / "handlers.py"), "--workflow-id", "double-ui", "--keep-server"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        first = proc.stderr.readline()
+        address = re.search(r"Temporal dev server at (\S+?),", first)
+        assert address, first
+        assert "Ctrl-C" in proc.stderr.readline()
+
+        async def scheduled() -> list[tuple[str, str]]:
+            client = await Client.connect(address[1])
+            found = []
+            async for event in client.get_workflow_handle("double-ui").fetch_history_events():
+                if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                    attributes = event.activity_task_scheduled_event_attributes
+                    summary = [""]
+                    if event.user_metadata.HasField("summary"):
+                        summary = await client.data_converter.decode([event.user_metadata.summary])
+                    found.append((attributes.activity_type.name, summary[0]))
+            return found
+
+        found = asyncio.run(scheduled())
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+    assert json.loads(proc.stdout.read()) == {"total": 6}
+    assert [(kind, summary.split(" · ")[0]) for kind, summary in found if kind == "calc.Add"] == [
+        ("calc.Add", "s = calc.Add(x = $.a, y = $.a)")]
