@@ -49,20 +49,33 @@ def step_text(step: Step, limit: int = STEP_TEXT_LIMIT) -> str:
     return shorten(f"{step.name} = {call_text(step.call)}", limit)
 
 
-def readable_path(path: str, root: str = "") -> str:
+def readable_path(path: str, root: str = "", items: Mapping[str, str] | None = None) -> str:
     """``b0/all/b0/foreach[2]/who/c0/f`` → ``Greet › all › foreach[2] › who › case 0 › f``.
 
     Block indices (``b0``) are left out: they name the n-th andThen clause,
     which the step names around them already place. ``root`` (the workflow's
-    name) leads the path.
+    name) leads the path. ``items`` (an iteration's path → ``file="a.csv"``)
+    says which element each iteration handles: ``foreach[2] file="a.csv"``.
     """
     parts: list[str] = [root] if root else []
+    prefix = ""
     for segment in path.split("/") if path else []:
+        prefix = f"{prefix}/{segment}" if prefix else segment
         if _BLOCK.fullmatch(segment):
             continue
         case = _CASE.fullmatch(segment)
-        parts.append(f"case {case.group(1)}" if case else segment)
+        item = items.get(prefix) if items else None
+        parts.append(f"case {case.group(1)}" if case else f"{segment} {item}" if item else segment)
     return PATH_SEPARATOR.join(parts)
+
+
+ITEM_TEXT_LIMIT = 40
+"""Characters of an iteration's element shown beside its ``foreach[i]``."""
+
+
+def item_text(variable: str, element: object) -> str:
+    """``file="corrupt.csv"``: the element an iteration handles, short."""
+    return f"{variable}={json_short(element, ITEM_TEXT_LIMIT)}"
 
 
 def duration_text(seconds: float) -> str:
@@ -78,9 +91,9 @@ def short_name(qname: str) -> str:
     return qname.rsplit(".", 1)[-1]
 
 
-def activity_summary(text: str, path: str, root: str) -> str:
-    """An activity's one-line summary: the step as written, then where it runs."""
-    return shorten(f"{text} · {readable_path(path, root)}", SUMMARY_LIMIT)
+def activity_summary(text: str, path: str, root: str, items: Mapping[str, str] | None = None) -> str:
+    """An activity's (or timer's) one-line summary: the step as written, then where it runs."""
+    return shorten(f"{text} · {readable_path(path, root, items)}", SUMMARY_LIMIT)
 
 
 def script_summary(owner: str, path: str, root: str) -> str:

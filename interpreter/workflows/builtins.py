@@ -17,7 +17,7 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.builtins import SLEEP, WAIT_FOR_SIGNAL, WAIT_UNTIL
-    from interpreter.program.display import duration_text
+    from interpreter.program.display import activity_summary, duration_text
 
 from .signals import Signals
 from .state import StepFailure
@@ -59,14 +59,16 @@ class Builtins:
             if seconds:
                 until = workflow.now().timestamp() + seconds
                 self.tracker.note(path, f"sleeping until {datetime.fromtimestamp(until, UTC).isoformat()}")
-                await workflow.sleep(seconds, summary=f"{path}: ffl.Sleep({seconds:g} s)")
+                await workflow.sleep(seconds, summary=activity_summary(f"ffl.Sleep({seconds:g} s)", path,
+                                                                       self.tracker.root, self.tracker.items))
             return {}
         if facet == WAIT_UNTIL:
             moment = parse_time(path, args.get("time"))
             delay = (moment - workflow.now()).total_seconds()
             if delay > 0:
                 self.tracker.note(path, f"sleeping until {moment.isoformat()}")
-                await workflow.sleep(delay, summary=f"{path}: ffl.WaitUntil({moment.isoformat()})")
+                await workflow.sleep(delay, summary=activity_summary(f"ffl.WaitUntil({moment.isoformat()})", path,
+                                                                     self.tracker.root, self.tracker.items))
             return {}
         if facet == WAIT_FOR_SIGNAL:
             name = args.get("name")

@@ -493,7 +493,7 @@ class Interpreter:
             text = step_text(step)
             if step.id:
                 self.step_texts[step.id] = text
-        return activity_summary(text, path, self.root)
+        return activity_summary(text, path, self.root, self.tracker.items)
 
     async def run_event(self, decl: FacetDecl, args: dict[str, Any], path: str, summary: str = "",
                         call: Call | None = None) -> dict[str, Any]:

@@ -31,6 +31,7 @@ from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError
 
 with workflow.unsafe.imports_passed_through():
+    from interpreter.program.display import activity_summary
     from interpreter.program.values import scan_json
 
 from .tracker import Tracker
@@ -126,7 +127,9 @@ class Signals:
         box.waiting.append(waiter)
         try:
             await workflow.wait_condition(waiter.done.done, timeout=timedelta(seconds=timeout) if timeout is not None else None,
-                                          timeout_summary=f"{path}: signal '{name}'")
+                                          timeout_summary=activity_summary(f"ffl.WaitForSignal('{name}') timeout",
+                                                                           path, self.tracker.root,
+                                                                           self.tracker.items))
         except TimeoutError:
             if not waiter.done.done():
                 waiter.done.cancel()

@@ -14,7 +14,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from interpreter.program.display import current_details, readable_path, wait_text
+    from interpreter.program.display import current_details, item_text, readable_path, wait_text
     from interpreter.program.queries import LEGACY_LIMIT, MAX_LIMIT, StepsPage, StepsQuery
 
 STATES = ("running", "completed", "failed", "caught", "cancelled")
@@ -39,6 +39,7 @@ class Tracker:
         self.header = ""
         self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
         self.waits: dict[str, tuple[str, str | None]] = {}  # waiting built-in step → (note, signal name)
+        self.items: dict[str, str] = {}  # foreach iteration path → its element, short (for summaries)
         self.workflow_name = ""  # the FFL workflow's qualified name (children load its program)
         self.children: dict[str, dict[str, Any]] = {}  # chunk key → child workflow record (children.py)
         self.child_counts = dict.fromkeys(STATES, 0)  # step counts of finished children, nested ones included
@@ -104,8 +105,11 @@ class Tracker:
         Blocks are not steps of the steps query; their mirror documents make
         the steps' ``block_id`` resolve. The enclosing block is the nearest
         recorded block whose path is a prefix of ``path``. ``foreach`` is an
-        iteration's (variable, element); ``facet`` a yield's target.
+        iteration's (variable, element); ``facet`` a yield's target, and the
+        element is kept short in ``items`` for summaries (display.readable_path).
         """
+        if foreach is not None and path not in self.items:
+            self.items[path] = item_text(*foreach)
         if not self.mirror:
             return
         place = self.places.get(path)
@@ -192,10 +196,10 @@ class Tracker:
         current = None
         if self.waits:  # a wait says what it waits for, and how to end it
             path, (note, signal) = next(iter(self.waits.items()))
-            current = f"{readable_path(path, self.root)}: {wait_text(note, signal, self.workflow_id)}"
+            current = f"{readable_path(path, self.root, self.items)}: {wait_text(note, signal, self.workflow_id)}"
         elif self.running:
             path = next(reversed(self.running))
-            current = f"{self.running[path]} at {readable_path(path, self.root)}"
+            current = f"{self.running[path]} at {readable_path(path, self.root, self.items)}"
         counts = self.totals() if self.children else self.counts
         workflow.set_current_details(current_details(self.header, counts, current, len(self.waits)))
 

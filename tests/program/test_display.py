@@ -87,3 +87,13 @@ def test_durations_read_as_a_person_says_them():
 
     assert [duration_text(s) for s in (5, 1.5, 60, 3600, 5400, 86400)] == ["5 s", "1.5 s", "1 min", "1 h",
                                                                            "1 h 30 min", "1 d"]
+
+
+def test_an_iterations_path_says_which_element_it_handles():
+    from interpreter.program.display import activity_summary, item_text, readable_path
+
+    items = {"b0/all/b0/foreach[3]": item_text("file", "corrupt.csv")}
+    assert readable_path("b0/all/b0/foreach[3]/d", "Nightly", items) == 'Nightly › all › foreach[3] file="corrupt.csv" › d'
+    assert readable_path("b0/all/b0/foreach[2]/d", "Nightly", items) == "Nightly › all › foreach[2] › d"
+    assert activity_summary("ffl.Sleep(5 s)", "b1/c0/hold", "Nightly") == "ffl.Sleep(5 s) · Nightly › case 0 › hold"
+    assert len(item_text("f", "x" * 500)) < 50
