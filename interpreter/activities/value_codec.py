@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter, PayloadCodec
 
+from .failures import UserFacingFailures
 from .value_store import ValueStore, digest_of, open_value_store
 
 REFERENCE_ENCODING = b"ffl/reference"
@@ -115,10 +116,11 @@ class ClaimCheckCodec(PayloadCodec):
 
 def value_converter(store: ValueStore | None = None, threshold: int | None = None, *,
                     mongo_uri: str | None = None) -> DataConverter:
-    """The default data converter with the claim-check codec: what every client and worker here uses."""
+    """The default data converter with the claim-check codec and user-facing failures (failures.py): what every
+    client and worker here uses."""
     codec = ClaimCheckCodec(store if store is not None else open_value_store(mongo_uri),
                             threshold if threshold is not None else threshold_from_env())
-    return dataclasses.replace(DataConverter.default, payload_codec=codec)
+    return dataclasses.replace(DataConverter.default, payload_codec=codec, failure_converter_class=UserFacingFailures)
 
 
 def codec_of(converter: DataConverter) -> ClaimCheckCodec | None:
