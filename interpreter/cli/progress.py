@@ -54,13 +54,31 @@ def progress_line(view: RunView, elapsed: float, width: int = 160) -> str:
 
 
 async def show_progress(client, handle, console, started: float, interval: float = 1.0) -> None:
-    """Refresh a rich status line until cancelled."""
+    """Refresh a rich status line until cancelled.
+
+    The clock moves every ``interval`` even while a read of the run takes longer (the steps query waits
+    for a long workflow task): the line shows the last view read, with the time now.
+    """
+    view: RunView | None = None
+    reading: asyncio.Task | None = None
     with console.status(f"{handle.id} starting", spinner="dots") as status:
-        while True:
-            with contextlib.suppress(Exception):  # not started yet, or finished between polls
-                view = await fetch_view(client, handle, query_timeout=5.0, outcome=False)
-                status.update(escape(progress_line(view, time.monotonic() - started, console.width - 4)))
-            await asyncio.sleep(interval)
+        try:
+            while True:
+                if reading is None:
+                    reading = asyncio.ensure_future(fetch_view(client, handle, query_timeout=5.0, outcome=False))
+                await asyncio.wait({reading}, timeout=interval)
+                if reading.done():
+                    if not reading.cancelled() and reading.exception() is None:  # else: not started yet, or
+                        view = reading.result()                                    # finished between polls
+                    reading = None
+                elapsed = time.monotonic() - started
+                status.update(escape(progress_line(view, elapsed, console.width - 4) if view is not None
+                                     else f"{handle.id} {elapsed_text(elapsed)} starting"))
+                if reading is None:
+                    await asyncio.sleep(interval)
+        finally:
+            if reading is not None:
+                reading.cancel()
 
 
 async def print_final_counts(client, handle, console, started: float) -> None:

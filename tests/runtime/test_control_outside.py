@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHandle
@@ -259,3 +260,17 @@ async def test_ffl_signal_and_cancel_take_temporal_flags_and_say_a_finished_run_
         assert again.stderr.strip() == f"ffl cancel: run {handle.id} is not running (it is completed)"
         twice = await asyncio.to_thread(ffl, address, "signal", "one", "approve", "--workflow-id", "other")
         assert twice.returncode == 2 and "workflow id given twice: 'one' and --workflow-id 'other'" in twice.stderr
+
+
+async def test_a_run_started_with_two_inputs_fails_saying_so(temporal_client, tmp_path):
+    """``temporal workflow start --input A --input B``: the second input was read as a continuation, and the run
+    failed with ProgramNotFound for hash ''."""
+    async with served(temporal_client, APPROVE, tmp_path) as env:
+        handle = await temporal_client.start_workflow("c.Approve", args=[{}, {}], id=f"two-{uuid.uuid4().hex[:8]}",
+                                                      task_queue=env.queue)
+        with pytest.raises(WorkflowFailureError) as info:
+            await handle.result()
+    cause = info.value.cause
+    assert cause.type == "InvalidParameters" and "ProgramNotFound" not in str(cause)
+    assert cause.message == ("a workflow takes one input, a JSON object of parameters; this run was started with 2 "
+                             "(one --input each)")
