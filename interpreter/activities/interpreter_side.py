@@ -46,8 +46,11 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
         try:
             text, digest = await asyncio.to_thread(store.load, request["workflow"], request.get("hash"))
         except LookupError as err:
-            looked = f"worker {identity} looked in {store_name(store)}" if identity else f"looked in {store_name(store)}"
-            raise ApplicationError(f"{err} ({looked})", type="ProgramNotFound", non_retryable=True) from err
+            # Whoever can start a run learns which worker looked, not where (its log says): another
+            # deployment's or another `ffl run`'s worker on the same queue is then plain to see.
+            activity.logger.warning("%s (looked in %s)", err, store_name(store))
+            looked = f" (worker {identity} looked in its {store_kind(store)})" if identity else ""
+            raise ApplicationError(f"{err}{looked}", type="ProgramNotFound", non_retryable=True) from err
         except ProgramTampered as err:
             raise ApplicationError(str(err), type="ProgramTampered", non_retryable=True) from err
 
@@ -81,6 +84,11 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
 
         activities.append(mirror_records)
     return activities
+
+
+def store_kind(store: ProgramStore) -> str:
+    """``registry`` or ``MongoDB registry``: what kind of store looked, without saying where it is."""
+    return "registry" if getattr(store, "root", None) is not None else "MongoDB registry"
 
 
 def store_name(store: ProgramStore) -> str:
