@@ -52,7 +52,7 @@ def svg_from_dot(text: str, flag: str = "--graph") -> str:
     return done.stdout
 
 
-async def run_graph(client, handle, view: RunView, fmt: str) -> str:
+async def run_graph(client, handle, view: RunView, fmt: str, flag: str = "--graph") -> str:
     """The run's workflow drawn from the program it pinned, coloured by its steps' states."""
     program, _ = await pinned_program(client, handle)
     if program is None:
@@ -65,7 +65,7 @@ async def run_graph(client, handle, view: RunView, fmt: str) -> str:
     states = {str(row.get("path", "")): row["display"] for row in step_rows(view)}
     graph = apply_states(build_graph(decl, program), states, closed=view.closed_run)
     text = draw(graph, "dot" if fmt == "svg" else fmt)
-    return svg_from_dot(text) if fmt == "svg" else text
+    return svg_from_dot(text, flag) if fmt == "svg" else text
 
 
 def _write(text: str, output: str | None) -> None:
@@ -93,7 +93,8 @@ async def _show(args: argparse.Namespace) -> int:
         while True:
             view = await fetch_view(client, handle, query_timeout=args.timeout)
             if graph:
-                _write(await run_graph(client, handle, view, graph), getattr(args, "output", None))
+                _write(await run_graph(client, handle, view, graph, getattr(args, "graph_flag", "--graph")),
+                       getattr(args, "output", None))
             elif args.json:
                 _write(dumps(view, values=not args.brief), None)
             elif live is not None:
@@ -162,6 +163,7 @@ def _not_found(error: BaseException, target: str) -> str | None:
 def graph_of_run(args: argparse.Namespace) -> int:
     """``ffl graph --run RUN``: the same as ``ffl status RUN --graph FORMAT``."""
     args.id, args.graph, args.json, args.watch, args.brief = args.run, args.format, False, False, True
+    args.graph_flag = "--format"  # what to name in a message: ffl graph's flag, not ffl status's
     args.timeout, args.interval, args.mongo, args.database = 10.0, 1.0, None, None
     code = status(args)
     return 0 if code in (0, 1, 2, 3) else 1
