@@ -256,7 +256,8 @@ async def test_activities_carry_the_step_as_written_and_runs_their_program(tempo
     converter = temporal_client.data_converter.payload_converter
     summaries = [converter.from_payload(event.user_metadata.summary, None) for event in history.events
                  if event.HasField("activity_task_scheduled_event_attributes") and event.HasField("user_metadata")]
-    assert summaries == ["s = st.Slow(x = $.v) · Many › foreach[0] v=0 › s",  # which element each handles
+    assert summaries == ["FFL machinery: pins the program of st.Many in this history",  # not its config blob
+                         "s = st.Slow(x = $.v) · Many › foreach[0] v=0 › s",  # which element each handles
                          "s = st.Slow(x = $.v) · Many › foreach[1] v=7 › s"]
     memo = await description.memo()
     assert memo["ffl_workflow"] == "st.Many" and memo["ffl_namespace"] == "st"
