@@ -74,7 +74,14 @@ ITEM_TEXT_LIMIT = 40
 
 
 def item_text(variable: str, element: object) -> str:
-    """``file="corrupt.csv"``: the element an iteration handles, short."""
+    """``file="corrupt.csv"``: the element an iteration handles, short, at a cost that does not grow with it."""
+    if isinstance(element, str):
+        element = element[:ITEM_TEXT_LIMIT]
+    elif isinstance(element, (dict, list)) and (len(element) > 8 or not all(
+            isinstance(v, (int, float, bool, type(None))) or (isinstance(v, str) and len(v) <= ITEM_TEXT_LIMIT)
+            for v in (element.values() if isinstance(element, dict) else element))):
+        count, plural = len(element), "" if len(element) == 1 else "s"
+        return f"{variable}={{{count} key{plural}}}" if isinstance(element, dict) else f"{variable}=[{count} item{plural}]"
     return f"{variable}={json_short(element, ITEM_TEXT_LIMIT)}"
 
 

@@ -97,3 +97,6 @@ def test_an_iterations_path_says_which_element_it_handles():
     assert readable_path("b0/all/b0/foreach[2]/d", "Nightly", items) == "Nightly › all › foreach[2] › d"
     assert activity_summary("ffl.Sleep(5 s)", "b1/c0/hold", "Nightly") == "ffl.Sleep(5 s) · Nightly › case 0 › hold"
     assert len(item_text("f", "x" * 500)) < 50
+    assert item_text("r", {"id": 3, "name": "ada"}) == 'r={"id":3,"name":"ada"}'
+    assert item_text("r", {"blob": "x" * 10**6}) == "r={1 key}"  # never dumps a large element
+    assert item_text("xs", list(range(100))) == "xs=[100 items]"
