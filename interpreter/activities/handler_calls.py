@@ -40,6 +40,22 @@ CALLS_PER_STEP = 2
 """Calls of one step that may run at once on a worker: a hung one, and one retry."""
 
 
+class _CarriedTimeout(Exception):
+    """A handler's TimeoutError on its way out of the thread: ``asyncio.wrap_future`` would replace it by a
+    new TimeoutError with the same message and no traceback (socket timeouts are TimeoutErrors)."""
+
+    def __init__(self, error: TimeoutError):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _carrying_timeouts(fn: Callable[..., Any], *args: Any) -> Any:
+    try:
+        return fn(*args)
+    except TimeoutError as error:
+        raise _CarriedTimeout(error) from None
+
+
 class SyncCalls:
     """Plain handler calls running in threads, by step, so retries of a hung step do not pile up threads."""
 
@@ -59,7 +75,7 @@ class SyncCalls:
         key = (info.workflow_id or "", info.workflow_run_id or "", info.activity_id)
         calls = [f for f in self.running.get(key, []) if not f.done()]
         if len(calls) < CALLS_PER_STEP:
-            future = pool.submit(fn, *args)
+            future = pool.submit(_carrying_timeouts, fn, *args)
             self.running[key] = [*calls, future]
             loop = asyncio.get_running_loop()
 
@@ -72,7 +88,11 @@ class SyncCalls:
             future = calls[-1]
             activity.logger.warning("attempt %d of %s waits for an earlier attempt's call, still running",
                                     info.attempt, key[2])
-        return await asyncio.wrap_future(future)
+        try:
+            return await asyncio.wrap_future(future)
+        except _CarriedTimeout as carried:
+            error = carried.error
+        raise error  # the handler's own exception, its traceback and cause whole (raised outside the except)
 
 
     async def settle(self, timeout: float) -> None:

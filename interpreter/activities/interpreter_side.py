@@ -25,11 +25,12 @@ PINNED_CACHE = 8
 
 
 def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mirror: object | None = None, *,
-                                 allow_scripts: bool = False) -> list[Callable]:
+                                 allow_scripts: bool = False, identity: str = "") -> list[Callable]:
     """LoadProgram, RunScript and Tick, plus Mirror when a sink (``write(records)``) is given.
 
     RunScript runs scripts only with ``allow_scripts`` (the worker's ``--allow-scripts``);
-    otherwise it fails their steps, naming the flag.
+    otherwise it fails their steps, naming the flag. ``identity`` (the worker's) is named when a
+    program is not found, with the registry that was searched.
     """
     config_data = config.model_dump(mode="json")
     pinned_cache: OrderedDict[tuple[str, str], dict[str, Any]] = OrderedDict()  # (workflow, hash) → pinned form
@@ -45,7 +46,11 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
         try:
             text, digest = await asyncio.to_thread(store.load, request["workflow"], request.get("hash"))
         except LookupError as err:
-            raise ApplicationError(str(err), type="ProgramNotFound", non_retryable=True) from err
+            # Whoever can start a run learns which worker looked, not where (its log says): another
+            # deployment's or another `ffl run`'s worker on the same queue is then plain to see.
+            activity.logger.warning("%s (looked in %s)", err, store_name(store))
+            looked = f" (worker {identity} looked in its {store_kind(store)})" if identity else ""
+            raise ApplicationError(f"{err}{looked}", type="ProgramNotFound", non_retryable=True) from err
         except ProgramTampered as err:
             raise ApplicationError(str(err), type="ProgramTampered", non_retryable=True) from err
 
@@ -79,3 +84,17 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
 
         activities.append(mirror_records)
     return activities
+
+
+def store_kind(store: ProgramStore) -> str:
+    """``registry`` or ``MongoDB registry``: what kind of store looked, without saying where it is."""
+    return "registry" if getattr(store, "root", None) is not None else "MongoDB registry"
+
+
+def store_name(store: ProgramStore) -> str:
+    """Where ``store`` keeps programs, for messages: a registry directory or a MongoDB database."""
+    root = getattr(store, "root", None)
+    if root is not None:
+        return f"registry {root}"
+    database = getattr(store, "database", None)
+    return f"MongoDB database {database}" if database else type(store).__name__

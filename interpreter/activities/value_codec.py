@@ -49,6 +49,7 @@ from temporalio.api.common.v1 import Payload
 from temporalio.converter import DataConverter, PayloadCodec
 from temporalio.exceptions import ApplicationError
 
+from .failures import UserFacingFailures
 from .ordered_json import OrderedPayloadConverter
 from .value_store import (
     ValueDamaged,
@@ -209,9 +210,10 @@ class ClaimCheckCodec(PayloadCodec):
 
 def value_converter(store: ValueStore | None = None, threshold: int | None = None, *,
                     mongo_uri: str | None = None) -> DataConverter:
-    """The default data converter with the claim-check codec: what every client and worker here uses."""
+    """The default data converter with the claim-check codec and user-facing failures (failures.py): what every
+    client and worker here uses."""
     codec = ClaimCheckCodec(store if store is not None else open_value_store(mongo_uri),
                             threshold if threshold is not None else threshold_from_env())
     return dataclasses.replace(DataConverter.default, payload_converter_class=OrderedPayloadConverter,
-                               payload_codec=codec)
+                               payload_codec=codec, failure_converter_class=UserFacingFailures)
 

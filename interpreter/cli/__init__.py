@@ -24,8 +24,19 @@ _COMMAND_MODULES = (
 )
 
 
+EXIT_STATUSES = """exit status:
+  0  done: compiled, run completed, command did what it says
+  1  failed: compile errors, a failed or timed-out run, a command that could not act (its reason on stderr)
+  2  bad usage (unknown flag, bad --input); ffl status: the run was cancelled or terminated
+  3  ffl status: the run is still running
+  4  ffl status: the state is unknown (server unreachable, no such run)
+  130  interrupted (Ctrl-C)"""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="ffl", description="Compile FFL and run it on Temporal.")
+    parser = argparse.ArgumentParser(
+        prog="ffl", description="Compile FFL and run it on Temporal.", epilog=EXIT_STATUSES,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         try:

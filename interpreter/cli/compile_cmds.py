@@ -18,7 +18,7 @@ from ..compiler import CompileError, Diagnostic, compile_files_result
 from ..compiler.graph import GraphError, render
 from ..compiler.sources import expand
 from ..program.model import Program
-from ..program.serialize import program_to_json
+from ..program.serialize import content_hash, program_to_json
 from .connect import add_connection_args
 
 _DIAGNOSTICS = ("Errors are printed to stdout as 'file:line:col: message' (exit status 1); warnings to stderr "
@@ -79,7 +79,11 @@ def _compile(args: argparse.Namespace) -> int:
     program, status = _program(args)
     if program is None:
         return status
-    return _write(program_to_json(program) + "\n", args.output)
+    status = _write(program_to_json(program) + "\n", args.output)
+    if status == 0:  # the hash runs pin and ffl publish prints; stderr, so the JSON on stdout stays clean
+        print(f"program {content_hash(program)}" + (f" written to {args.output}" if args.output else ""),
+              file=sys.stderr)
+    return status
 
 
 def _graph(args: argparse.Namespace) -> int:
@@ -106,7 +110,7 @@ def _graph(args: argparse.Namespace) -> int:
             from .status_cmds import StatusError, svg_from_dot
 
             try:
-                text = svg_from_dot(text)
+                text = svg_from_dot(text, "--format")
             except StatusError as exc:
                 print(f"error: {exc}", file=sys.stderr)
                 return 2
@@ -127,7 +131,8 @@ def register(subparsers) -> None:
     comp = subparsers.add_parser(
         "compile",
         help="compile FFL to program JSON",
-        description=f"Compile FFL files to canonical program JSON (stdout unless -o). {_DIAGNOSTICS}",
+        description=f"Compile FFL files to canonical program JSON (stdout unless -o); its content hash, the "
+        f"one runs pin and ffl publish prints, goes to stderr. {_DIAGNOSTICS}",
     )
     comp.add_argument("files", nargs="+", metavar="FILE", help="FFL files or directories of *.ffl")
     comp.add_argument("-o", "--output", metavar="PATH", help="write the JSON here instead of stdout")

@@ -1,6 +1,6 @@
 """Control of running workflows from outside: ``ffl signal``, ``ffl complete``, ``ffl fail``, ``ffl cancel``.
 
-- ``ffl signal WORKFLOW_ID NAME [JSON]`` answers an ``ffl.WaitForSignal(name =
+- ``ffl signal WORKFLOW_ID NAME [JSON]`` (or ``--workflow-id ID --name NAME --input JSON``) answers an ``ffl.WaitForSignal(name =
   NAME)`` with the payload JSON (a signal: kept by the run until a step waits
   for it); with ``--wait`` it is a Temporal update instead, which returns only
   once a waiting step has taken the payload and is refused when none waits.
@@ -31,6 +31,8 @@ from .connect import (
     options_from_args,
     server_error_line,
 )
+from .flags import FlagError, add_either, either
+from .run_view import STATUS_NAMES
 
 SECOND_CANCEL_REASON = "ffl cancel: second cancel request; ended at once, without cleanup"
 
@@ -72,19 +74,38 @@ def _rpc_reason(error: BaseException) -> str | None:
 async def signal(client, workflow_id: str, name: str, payload: Any, *, wait: bool) -> str:
     """Send the signal (or, with ``wait``, the update) ``name`` with ``payload``; the line to print."""
     from temporalio.client import WorkflowUpdateFailedError
+    from temporalio.service import RPCError, RPCStatusCode
 
     handle = client.get_workflow_handle(workflow_id)
     args = [] if payload is None else [payload]
-    if not wait:
-        await handle.signal(name, args=args)
-        return f"signal '{name}' sent to {workflow_id}"
     try:
+        if not wait:
+            await handle.signal(name, args=args)
+            return f"signal '{name}' sent to {workflow_id}"
         accepted = await handle.execute_update(name, args=args)
+    except RPCError as err:
+        if err.status != RPCStatusCode.NOT_FOUND:
+            raise
+        state = await _closed_state(handle)
+        if state is None:
+            raise
+        raise ControlError(f"run {workflow_id} is not running (it is {state}): a signal reaches only a running "
+                           "run") from None
     except WorkflowUpdateFailedError as err:
         cause = getattr(err.cause, "message", None) or str(err.cause or err)
         raise ControlError(f"update '{name}' refused by {workflow_id}: {cause}") from None
     step = accepted.get("step") if isinstance(accepted, dict) else None
     return f"update '{name}' accepted by {workflow_id}" + (f": step {step} goes on" if step else "")
+
+
+async def _closed_state(handle) -> str | None:
+    """The state of a run that has closed (``completed``, ``cancelled``, …), None if it runs or is unknown."""
+    try:
+        description = await handle.describe()
+    except Exception:  # noqa: BLE001 - no such run: the caller's error stands
+        return None
+    state = STATUS_NAMES.get(description.status.name, "closed") if description.status else "closed"
+    return None if state == "running" else state
 
 
 # --------------------------------------------------------------------------- complete / fail
@@ -142,7 +163,7 @@ async def cancel(client, workflow_id: str, *, now: bool, reason: str | None) -> 
     handle = client.get_workflow_handle(workflow_id)
     description = await handle.describe()
     if description.status != WorkflowExecutionStatus.RUNNING:
-        name = description.status.name.lower() if description.status else "closed"
+        name = STATUS_NAMES.get(description.status.name, "closed") if description.status else "closed"
         raise ControlError(f"run {workflow_id} is not running (it is {name})")
     if now or await cancel_requested(handle):
         await handle.terminate(reason=reason or (SECOND_CANCEL_REASON if not now else "ffl cancel --now"))
@@ -178,11 +199,16 @@ def _run(args: argparse.Namespace, work) -> int:
 
 def signal_cmd(args: argparse.Namespace) -> int:
     try:
-        payload = parse_json(args.payload, "the payload")
+        workflow_id = either(args, "workflow_id", "--workflow-id")
+        name = either(args, "name", "--name")
+        payload = parse_json(either(args, "payload", "--input"), "the payload")
+    except FlagError as err:
+        print(f"ffl signal: {err}", file=sys.stderr)
+        return 2
     except ControlError as err:
         print(f"ffl signal: {err}", file=sys.stderr)
         return 1
-    return _run(args, lambda client: signal(client, args.workflow_id, args.name, payload, wait=args.wait))
+    return _run(args, lambda client: signal(client, workflow_id, name, payload, wait=args.wait))
 
 
 def complete_cmd(args: argparse.Namespace) -> int:
@@ -203,7 +229,12 @@ def fail_cmd(args: argparse.Namespace) -> int:
 
 
 def cancel_cmd(args: argparse.Namespace) -> int:
-    return _run(args, lambda client: cancel(client, args.workflow_id, now=args.now, reason=args.reason))
+    try:
+        workflow_id = either(args, "workflow_id", "--workflow-id")
+    except FlagError as err:
+        print(f"ffl cancel: {err}", file=sys.stderr)
+        return 2
+    return _run(args, lambda client: cancel(client, workflow_id, now=args.now, reason=args.reason))
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
@@ -212,9 +243,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Send the signal NAME with a JSON payload to a run: the oldest ffl.WaitForSignal(name = NAME) "
         "waiting takes it, else the run keeps it for the next one. With --wait, a Temporal update: it returns "
         "once a waiting step took the payload, and is refused when no step waits for NAME.")
-    sig.add_argument("workflow_id", metavar="WORKFLOW_ID")
-    sig.add_argument("name", metavar="NAME")
-    sig.add_argument("payload", metavar="JSON", nargs="?", help="the payload (default: null)")
+    add_either(sig, "workflow_id", "WORKFLOW_ID", ("--workflow-id", "-w"), "the run")
+    add_either(sig, "name", "NAME", ("--name", "-n"), "the signal's name")
+    add_either(sig, "payload", "JSON", ("--input", "-i"), "the payload (default: null)", required=False)
     sig.add_argument("--wait", action="store_true", help="send an update: wait until a step accepts it")
     add_connection_args(sig)
     sig.set_defaults(func=signal_cmd)
@@ -243,8 +274,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Ask a run to cancel: running handlers see the cancellation, the catch blocks of cancelled "
         "steps run with error_type 'Cancelled', then the run ends cancelled. Asked again (or with --now), the "
         "run is terminated at once, without cleanup.")
-    stop.add_argument("workflow_id", metavar="WORKFLOW_ID")
+    add_either(stop, "workflow_id", "WORKFLOW_ID", ("--workflow-id", "-w"), "the run")
     stop.add_argument("--now", action="store_true", help="terminate at once, without cleanup")
-    stop.add_argument("--reason", help="reason recorded with a termination")
+    stop.add_argument("--reason", help="the reason recorded with a termination (--now, or a second cancel); "
+                      "Temporal shows it in the run's history")
     add_connection_args(stop)
     stop.set_defaults(func=cancel_cmd)

@@ -33,6 +33,7 @@ from ..compiler import CompileError, compile_files_result
 from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE
 from ..program.display import program_details, program_line
+from ..program.exprtext import expr_text
 from ..program.model import Program
 from ..program.runinfo import run_memo, source_files
 from ..program.serialize import program_to_json
@@ -45,6 +46,7 @@ from .connect import (
     options_from_args,
     server_error_line,
 )
+from .logs import configure_logging
 from .progress import print_final_counts, show_progress
 from .search_attrs import with_search_attributes
 from .worker_main import add_worker_args, build_worker, load_config, open_mirror, run_worker
@@ -131,7 +133,8 @@ def _publish(args: argparse.Namespace) -> int:
     for name in program.workflows:
         decl = program.facets[name]
         params = ", ".join(
-            f"{p.name}: {'[' * p.type.depth}{p.type.name}{']' * p.type.depth}{' (optional)' if p.default else ''}"
+            f"{p.name}: {'[' * p.type.depth}{p.type.name}{']' * p.type.depth}"
+            + (f" = {expr_text(p.default)}" if p.default is not None else "")
             for p in decl.params
         )
         print(f"workflow {name}({params})")
@@ -147,6 +150,32 @@ def _report_publish(done: Published) -> None:
 
 
 # --------------------------------------------------------------------------- run
+
+
+def local_activities(args: argparse.Namespace, embedded: bool) -> bool:
+    """Whether the in-process interpreter runs handlers as local activities (no server round trip per step).
+
+    Only where the run ends with the command — on a shared server it outlives this process, and its steps
+    must not depend on it — and only when nobody reads the Web UI (``--no-ui``) or ``--local-activities``
+    asks: a local activity is a marker in history, without its own summary, timing or retries.
+    """
+    return embedded and (args.no_ui or args.local_activities)
+
+
+def private_queues(task_queue: str | None, embedded: bool, suffix: str, program: Program, workflow: str,
+                   config: RuntimeConfig, registry: HandlerRegistry) -> tuple[str, RuntimeConfig]:
+    """The interpreter queue of an ``ffl run`` and the config its worker pins (queue overrides included).
+
+    On a shared server (``--address``) without ``--task-queue`` the run gets queues of its own —
+    ``ffl-run-<suffix>`` for the interpreter, ``<queue>-run-<suffix>`` for each queue whose handlers this
+    command holds — so no other worker, with another registry or other handlers, can take its tasks.
+    Facets without a handler here stay on their shared queues, for the workers serving those.
+    """
+    if task_queue or embedded:
+        return task_queue or INTERPRETER_QUEUE, config
+    overrides = {name: f"{queue}-run-{suffix}" for name, queue in event_facets(program, workflow, config).items()
+                 if name in registry}
+    return f"{INTERPRETER_QUEUE}-run-{suffix}", config.model_copy(update={"queues": {**config.queues, **overrides}})
 
 
 def _parse_input(text: str) -> dict[str, Any]:
@@ -201,7 +230,8 @@ async def _services(args: argparse.Namespace, stack: contextlib.AsyncExitStack) 
         stack.push_async_callback(asyncio.to_thread, server.stop)
         options.address = server.address
         ui = server.extra.get("ui_url")
-        _err(f"Temporal dev server at {server.address}" + (f", Web UI: {ui}" if ui else ""))
+        if args.keep_server or sys.stderr.isatty():  # off a terminal the server is gone before anyone looks
+            _err(f"Temporal dev server at {server.address}" + (f", Web UI: {ui}" if ui else ""))
     registry_dir = args.registry
     if registry_dir is None and embedded:
         registry_dir = stack.enter_context(tempfile.TemporaryDirectory(prefix="ffl-registry-"))
@@ -302,16 +332,18 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         except Interrupted:
             _err("ffl: interrupted before the run started")
             return interrupted_status
-        queue = args.task_queue
+        suffix = uuid.uuid4().hex[:8]
+        queue, config = private_queues(args.task_queue, env.embedded, suffix, program, args.workflow, config,
+                                       registry)
         facets = event_facets(program, args.workflow, config)
         missing = [name for name in facets if name not in registry]
         # On a shared server, queues we hold no handler for are left to the workers already serving them;
         # on our own embedded server nobody else can, so serve them too and fail those steps clearly.
         served = {q for name, q in facets.items() if env.embedded or name in registry}
         queues = sorted(served - {queue})
-        if missing:
-            outcome = "those steps will fail" if env.embedded else "those steps wait for workers serving their queues"
-            _err(f"warning: no handler loaded for {', '.join(missing)} ({outcome})")
+        if missing:  # only on a shared server: on the embedded one _run refused
+            _err(f"warning: no handler loaded for {', '.join(missing)} (those steps wait for workers serving "
+                 "their queues)")
         mirror = None
         if env.mirror:
             config = config.model_copy(update={"mirror": True})
@@ -326,9 +358,7 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
                                 mirror=mirror.writer if mirror else None, listeners=listeners,
                                 shutdown_grace=SHUTDOWN_GRACE, allow_scripts=allow_scripts,
                                 max_concurrent_activities=RUN_ACTIVITY_SLOTS,
-                                # local activities only where the run ends with the command: on a shared
-                                # server it outlives this process, and its steps must not depend on it
-                                local_handlers=env.embedded)]  # fmt: skip
+                                local_handlers=local_activities(args, env.embedded))]  # fmt: skip
         workers += [build_worker(client, q, registry, config=config, listeners=listeners,
                                  shutdown_grace=SHUTDOWN_GRACE, max_concurrent_activities=RUN_ACTIVITY_SLOTS)
                     for q in queues]
@@ -336,7 +366,7 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         for task in tasks:
             task.add_done_callback(_consume)
         stack.push_async_callback(_shutdown, workers, tasks)
-        workflow_id = f"ffl-{args.workflow}-{uuid.uuid4().hex[:8]}"
+        workflow_id = args.workflow_id or f"ffl-{args.workflow}-{suffix}"
         sources = source_files(json.loads(trim_program(program_to_json(program), args.workflow)))
         namespace = program.facets[args.workflow].namespace
         handle = await client.start_workflow(
@@ -464,6 +494,9 @@ async def _wait_for_interrupt(where: str, workflow_id: str, stop: asyncio.Event)
 
 
 def _run(args: argparse.Namespace) -> int:
+    if not args.workflow:
+        _err("error: say which workflow to run: --type NAME (or --workflow NAME), e.g. --type calc.Double")
+        return 2
     program = _compile(args.files)
     if program is None:
         return 1
@@ -478,8 +511,11 @@ def _run(args: argparse.Namespace) -> int:
         _err(f"error: {decl.qname} is not a workflow but a{'n' if decl.kind == 'event' else ''} {decl.kind} facet; workflows: {', '.join(program.workflows) or '(none)'}")
         return 2
     args.workflow = decl.qname
+    if len(args.input) > 1:
+        _err(f"error: --input given {len(args.input)} times: a workflow takes one JSON object of parameters")
+        return 2
     try:
-        inputs = _parse_input(args.input)
+        inputs = _parse_input(args.input[0] if args.input else "{}")
     except ValueProblem as exc:
         _err(f"error: bad --input: {exc} (at most {MAX_JSON_DEPTH} levels, finite numbers)")
         return 2
@@ -491,8 +527,20 @@ def _run(args: argparse.Namespace) -> int:
     except HandlerLoadError as exc:
         _err(f"error: {exc}")
         return 2
+    embedded = not (args.address or os.environ.get("TEMPORAL_ADDRESS"))
+    if embedded:  # nobody else can serve a facet on our own server: refuse now rather than fail at its step
+        try:
+            missing = [name for name in event_facets(program, args.workflow, load_config(args.config))
+                       if name not in registry]
+        except (OSError, ValueError) as exc:
+            _err(f"error: bad --config: {exc}")
+            return 2
+        if missing:
+            _err(f"error: no handler loaded for {', '.join(missing)}: on the embedded server nobody else serves "
+                 "them (give --handlers PKG_OR_FILE, or --address a server whose workers serve them)")
+            return 2
     # The SDK logs every failed activity attempt with a traceback; the run's outcome says enough.
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.ERROR, stream=sys.stderr)
+    configure_logging(logging.INFO if args.verbose else logging.ERROR)
     core_logs_to_python_logging()  # stdout carries the result only
     try:
         return _run_and_leave(_run_async(args, program, inputs, registry))
@@ -517,17 +565,26 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "The returns are printed to stdout as JSON.",
     )
     run.add_argument("files", nargs="+", metavar="FILE", help=".ffl files or directories")
-    run.add_argument("--workflow", "-w", required=True, help="qualified workflow name, e.g. calc.Diamond")
-    run.add_argument("--input", "-i", default="{}", help="parameters as a JSON object, or @file.json")
+    run.add_argument("--type", "--workflow", dest="workflow", metavar="WORKFLOW",
+                     help="the workflow to run (its Temporal workflow type), e.g. calc.Double; required")
+    run.add_argument("-w", dest="workflow", help=argparse.SUPPRESS)  # the old spelling; temporal's -w is the id
+    run.add_argument("--input", "-i", action="append", default=[], help="parameters as one JSON object, or "
+                     "@file.json (default {})")
     run.add_argument("--handlers", action="append", default=[], metavar="PKG_OR_FILE",
                      help="handler module/package, .py file or directory (repeatable)")  # fmt: skip
     run.add_argument("--registry", help="program registry directory (default: a temporary one with the "
                      "embedded server, else $FFL_REGISTRY or ~/.ffl/registry)")  # fmt: skip
     run.add_argument("--config", help="runtime configuration JSON (retry, facet_retry, queues, mirror)")
-    run.add_argument("--task-queue", default=INTERPRETER_QUEUE, help="interpreter task queue (default ffl)")
+    run.add_argument("--task-queue", help="interpreter task queue (default: ffl on the embedded server; with "
+                     "--address a queue of this run's own, ffl-run-<id>, and <queue>-run-<id> for its handlers)")
+    run.add_argument("--workflow-id", help="the run's workflow id (default ffl-<workflow>-<random>)")
     run.add_argument("--keep-server", action="store_true", help="after the run, keep server and workers up "
                      "(browse the Web UI) until Ctrl-C")  # fmt: skip
-    run.add_argument("--no-ui", action="store_true", help="embedded server without the Web UI")
+    run.add_argument("--no-ui", action="store_true", help="embedded server without the Web UI (handlers then run "
+                     "as local activities, without a server round trip per step)")
+    run.add_argument("--local-activities", action="store_true", help="run handlers as local activities on the "
+                     "embedded server even with the Web UI up: faster, but the UI shows each step as a marker, "
+                     "without its own timing, summary or retries")
     run.add_argument("--mongo", help="mirror runners, steps and logs to this MongoDB (env MONGODB_URI)")
     run.add_argument("--local-mongo", action="store_true",
                      help="start a local secantusdb for the mirror (development; needs the secantusdb package)")

@@ -12,14 +12,22 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import re
+import shlex
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from temporalio.client import WorkflowQueryFailedError
 
-from ..program.constants import LOAD_PROGRAM_ACTIVITY, MEMO_PROGRAM_HASH, SIGNALS_QUERY, STEPS_QUERY
+from ..program.constants import (
+    INTERPRETER_QUEUE,
+    LOAD_PROGRAM_ACTIVITY,
+    MEMO_PROGRAM_HASH,
+    SIGNALS_QUERY,
+    STEPS_QUERY,
+)
 from ..program.queries import MAX_LIMIT, StepsPage, StepsQuery
+from .connect import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
 from .heartbeats import pending_progress
 
 POLLER_FRESH = timedelta(seconds=150)
@@ -84,6 +92,24 @@ class RunView:
     failure: Failure | None = None
     returns: Any = None
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
+    address: str = DEFAULT_ADDRESS  # where the run was read, for the commands a view suggests
+    namespace: str = DEFAULT_NAMESPACE
+
+    def waiting_signal(self, path: str) -> str | None:
+        """The signal the step at ``path`` waits for, if it is an ``ffl.WaitForSignal`` waiting."""
+        for name, paths in ((self.signals or {}).get("waiting") or {}).items():
+            if path in paths:
+                return str(name)
+        return None
+
+    def signal_command(self, name: str) -> str:
+        """The ``ffl signal`` line that answers a wait for ``name`` in this run."""
+        line = f"ffl signal {shlex.quote(self.workflow_id)} {shlex.quote(name)} '{{…}}'"
+        if self.address != DEFAULT_ADDRESS:
+            line += f" --address {self.address}"
+        if self.namespace != DEFAULT_NAMESPACE:
+            line += f" --namespace {shlex.quote(self.namespace)}"
+        return line
 
     @property
     def closed_run(self) -> bool:
@@ -188,7 +214,8 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
         summary = await description.static_summary()
     view = RunView(workflow=description.workflow_type, workflow_id=description.id, run_id=description.run_id,
                    status=status, task_queue=description.task_queue, started=description.start_time,
-                   closed=description.close_time, memo=memo, summary=summary)
+                   closed=description.close_time, memo=memo, summary=summary,
+                   address=client.service_client.config.target_host, namespace=client.namespace)
     view.pending = {p.path: p for p in (_pending(item) for item in raw.pending_activities)}
     with contextlib.suppress(Exception):
         view.progress = await pending_progress(description)
@@ -268,12 +295,21 @@ async def _termination_reason(handle) -> str:
     return ""
 
 
+def no_interpreter(queue: str) -> str:
+    """Why a run's workflow tasks wait, and the command that serves them (``--interpreter`` off ``ffl``)."""
+    if queue == INTERPRETER_QUEUE:
+        return f"no interpreter worker polling queue {queue} (start one: python worker.py --task-queue {queue})"
+    return (f"no interpreter worker polling queue {queue}, the queue the run was started on; interpreter "
+            f"workers poll {INTERPRETER_QUEUE} (start runs with --task-queue {INTERPRETER_QUEUE}), or serve "
+            f"this one: python worker.py --task-queue {queue} --interpreter")
+
+
 async def _why_no_steps(client, view: RunView, error: BaseException) -> str:
     if view.task_queue:
         with contextlib.suppress(Exception):
             view.interpreter_pollers = await queue_pollers(client, view.task_queue, workflow_queue=True, now=view.now)
     if view.interpreter_pollers == []:
-        return f"no interpreter worker polling queue {view.task_queue} (start one: python worker.py --task-queue {view.task_queue})"
+        return no_interpreter(view.task_queue)
     if isinstance(error, asyncio.TimeoutError):
         return "the steps query timed out"
     text = getattr(error, "message", None) or str(error)

@@ -25,6 +25,7 @@ from .connect import (
     options_from_args,
     server_error_line,
 )
+from .flags import FlagError, add_either, either
 from .run_view import RunView, fetch_view, find_handle, pinned_program
 from .status_view import EXIT_UNKNOWN, dumps, exit_code, render, step_rows
 
@@ -39,19 +40,19 @@ class StatusError(Exception):
     """A one-line reason ``ffl status`` cannot tell the run's state."""
 
 
-def svg_from_dot(text: str) -> str:
-    """Graphviz renders the SVG; without it, a clear error (the DOT text is one flag away)."""
+def svg_from_dot(text: str, flag: str = "--graph") -> str:
+    """Graphviz renders the SVG; without it, a clear error naming ``flag dot`` (the DOT text is one flag away)."""
     dot = shutil.which("dot")
     if dot is None:
-        raise StatusError("--graph svg needs Graphviz's 'dot' on PATH (e.g. apt-get install graphviz); "
-                          "--graph dot prints the DOT text to render elsewhere")
+        raise StatusError(f"{flag} svg needs Graphviz's 'dot' on PATH (e.g. apt-get install graphviz); "
+                          f"{flag} dot prints the DOT text to render elsewhere")
     done = subprocess.run([dot, "-Tsvg"], input=text, capture_output=True, text=True, timeout=60)
     if done.returncode != 0:
         raise StatusError(f"dot failed: {done.stderr.strip().splitlines()[-1] if done.stderr.strip() else done.returncode}")
     return done.stdout
 
 
-async def run_graph(client, handle, view: RunView, fmt: str) -> str:
+async def run_graph(client, handle, view: RunView, fmt: str, flag: str = "--graph") -> str:
     """The run's workflow drawn from the program it pinned, coloured by its steps' states."""
     program, _ = await pinned_program(client, handle)
     if program is None:
@@ -64,7 +65,7 @@ async def run_graph(client, handle, view: RunView, fmt: str) -> str:
     states = {str(row.get("path", "")): row["display"] for row in step_rows(view)}
     graph = apply_states(build_graph(decl, program), states, closed=view.closed_run)
     text = draw(graph, "dot" if fmt == "svg" else fmt)
-    return svg_from_dot(text) if fmt == "svg" else text
+    return svg_from_dot(text, flag) if fmt == "svg" else text
 
 
 def _write(text: str, output: str | None) -> None:
@@ -92,7 +93,8 @@ async def _show(args: argparse.Namespace) -> int:
         while True:
             view = await fetch_view(client, handle, query_timeout=args.timeout)
             if graph:
-                _write(await run_graph(client, handle, view, graph), getattr(args, "output", None))
+                _write(await run_graph(client, handle, view, graph, getattr(args, "graph_flag", "--graph")),
+                       getattr(args, "output", None))
             elif args.json:
                 _write(dumps(view, values=not args.brief), None)
             elif live is not None:
@@ -121,6 +123,12 @@ def _from_mirror(args: argparse.Namespace, uri: str) -> int | None:
 
 
 def status(args: argparse.Namespace) -> int:
+    if hasattr(args, "id_flag"):
+        try:
+            args.id = either(args, "id", "--workflow-id")
+        except FlagError as err:
+            _err(f"ffl status: {err}")
+            return EXIT_UNKNOWN
     mongo_uri = args.mongo or os.environ.get("MONGODB_URI")
     if mongo_uri and not (args.json or args.watch or args.graph):  # the mirror first; else ask the workflow
         shown = _from_mirror(args, mongo_uri)
@@ -155,14 +163,15 @@ def _not_found(error: BaseException, target: str) -> str | None:
 def graph_of_run(args: argparse.Namespace) -> int:
     """``ffl graph --run RUN``: the same as ``ffl status RUN --graph FORMAT``."""
     args.id, args.graph, args.json, args.watch, args.brief = args.run, args.format, False, False, True
+    args.graph_flag = "--format"  # what to name in a message: ffl graph's flag, not ffl status's
     args.timeout, args.interval, args.mongo, args.database = 10.0, 1.0, None, None
     code = status(args)
     return 0 if code in (0, 1, 2, 3) else 1
 
 
 def add_status_args(status_parser: argparse.ArgumentParser) -> None:
-    status_parser.add_argument("id", metavar="RUN_ID_OR_WORKFLOW_ID")
-    status_parser.add_argument("--brief", action="store_true", help="omit step returns")
+    add_either(status_parser, "id", "RUN_ID_OR_WORKFLOW_ID", ("--workflow-id", "-w"), "the run")
+    status_parser.add_argument("--brief", action="store_true", help="omit each step's returns (the tree only)")
     status_parser.add_argument("--json", action="store_true", help="machine-readable status (one object per refresh)")
     status_parser.add_argument("--watch", "-W", action="store_true", help="refresh until the run closes")
     status_parser.add_argument("--interval", type=float, default=2.0, help="seconds between --watch refreshes")

@@ -97,6 +97,9 @@ def step_rows(view: RunView) -> list[dict[str, Any]]:
                     row["progress"] = view.progress[pending.path]
             elif record.get("waiting"):  # a built-in step: a timer or a wait for a signal
                 display, detail = "waiting", str(record["waiting"])
+                signal = view.waiting_signal(str(record.get("path", "")))
+                if signal is not None:
+                    detail += f" — {view.signal_command(signal)}"
             else:
                 display = "running"
         else:

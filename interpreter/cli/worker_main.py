@@ -14,6 +14,7 @@ import asyncio
 import logging
 import os
 import signal
+import socket
 import sys
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
@@ -22,10 +23,19 @@ from pathlib import Path
 
 from ..activities.dispatch import build_handler_activity, handler_worker_options
 from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handlers
+from ..activities.interpreter_side import store_name
 from ..activities.listeners import TaskListener
 from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE
-from .connect import ConnectOptions, add_connection_args, connect, options_from_args, server_error_line
+from .connect import (
+    ConnectOptions,
+    add_connection_args,
+    connect,
+    core_logs_to_python_logging,
+    options_from_args,
+    server_error_line,
+)
+from .logs import RunLog, configure_logging
 from .search_attrs import with_search_attributes
 
 log = logging.getLogger("ffl.worker")
@@ -56,6 +66,12 @@ def open_mirror(mongo_uri: str, store, queues: Sequence[str], handlers: Sequence
     from ..activities.mirror import MirrorSession
 
     return MirrorSession(mongo_uri, program_store=store, queues=queues, handlers=handlers, service=service).start()
+
+
+def worker_identity(queue: str, interpreter: bool) -> str:
+    """The worker's identity as Temporal shows it: its role, host and process (``handlers[osm]@host/1234``)."""
+    role = "interpreter" if interpreter else f"handlers[{queue}]"
+    return f"{role}@{socket.gethostname()}/{os.getpid()}"
 
 
 def build_worker(
@@ -95,6 +111,7 @@ def build_worker(
     runner = {}
     if interpreter is None:
         interpreter = queue == INTERPRETER_QUEUE
+    identity = worker_identity(queue, interpreter)
     if interpreter:
         from ..activities.interpreter_side import build_interpreter_activities
         from ..workflows import FFLWorkflow, workflow_runner
@@ -104,13 +121,16 @@ def build_worker(
         pinned = config.with_handler_timeouts(registry.timeouts())
         if local_handlers and registry.names() and not pinned.local_facets:
             pinned = pinned.model_copy(update={"local_facets": sorted(registry.names())})
-        activities = build_interpreter_activities(store, pinned, mirror, allow_scripts=allow_scripts) + activities
+        activities = build_interpreter_activities(store, pinned, mirror, allow_scripts=allow_scripts,
+                                                  identity=identity) + activities
         workflows = [FFLWorkflow]
         runner = {"workflow_runner": workflow_runner()}
     return Worker(
         client,
         task_queue=queue,
+        identity=identity,
         workflows=workflows,
+        interceptors=[RunLog()] if interpreter else [],
         activities=activities,
         activity_executor=ThreadPoolExecutor(max_workers=max(16, max_concurrent_activities or 0),
                                              thread_name_prefix=f"ffl-act-{queue}"),
@@ -149,8 +169,7 @@ def _describe(queue: str, registry: HandlerRegistry, config: RuntimeConfig, opti
     scripts = "allowed" if allow_scripts else "off, see --allow-scripts"
     text = f"ffl worker: queue {queue} on {options.describe()}: "
     if store is not None:
-        where = getattr(store, "root", None) or f"MongoDB {getattr(store, 'database', '')}"
-        text += f"interpreter workflow (programs from {where}; scripts {scripts}), "
+        text += f"interpreter workflow (programs from {store_name(store)}; scripts {scripts}), "
     text += f"handlers {', '.join(served)}" if served else "no handlers"
     if mirror is not None:
         text += f"; mirror to MongoDB {mirror.writer.database}"
@@ -227,8 +246,9 @@ def run_worker(args: argparse.Namespace) -> int:
     from ..activities.redact import redact_logging, redact_stderr
 
     redact_stderr()  # a MongoDB URI's credentials never reach the worker's log
-    logging.basicConfig(level=os.environ.get("FFL_LOG_LEVEL", "WARNING").upper(), stream=sys.stderr)
+    configure_logging(os.environ.get("FFL_LOG_LEVEL", "WARNING").upper())
     redact_logging()
+    core_logs_to_python_logging()  # the SDK core's lines in the same format, on stderr
     try:
         return asyncio.run(serve(args))
     except Exception as exc:  # connection refused, bad TLS files, ...

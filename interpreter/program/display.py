@@ -49,29 +49,58 @@ def step_text(step: Step, limit: int = STEP_TEXT_LIMIT) -> str:
     return shorten(f"{step.name} = {call_text(step.call)}", limit)
 
 
-def readable_path(path: str, root: str = "") -> str:
+def readable_path(path: str, root: str = "", items: Mapping[str, str] | None = None) -> str:
     """``b0/all/b0/foreach[2]/who/c0/f`` → ``Greet › all › foreach[2] › who › case 0 › f``.
 
     Block indices (``b0``) are left out: they name the n-th andThen clause,
     which the step names around them already place. ``root`` (the workflow's
-    name) leads the path.
+    name) leads the path. ``items`` (an iteration's path → ``file="a.csv"``)
+    says which element each iteration handles: ``foreach[2] file="a.csv"``.
     """
     parts: list[str] = [root] if root else []
+    prefix = ""
     for segment in path.split("/") if path else []:
+        prefix = f"{prefix}/{segment}" if prefix else segment
         if _BLOCK.fullmatch(segment):
             continue
         case = _CASE.fullmatch(segment)
-        parts.append(f"case {case.group(1)}" if case else segment)
+        item = items.get(prefix) if items else None
+        parts.append(f"case {case.group(1)}" if case else f"{segment} {item}" if item else segment)
     return PATH_SEPARATOR.join(parts)
+
+
+ITEM_TEXT_LIMIT = 40
+"""Characters of an iteration's element shown beside its ``foreach[i]``."""
+
+
+def item_text(variable: str, element: object) -> str:
+    """``file="corrupt.csv"``: the element an iteration handles, short, at a cost that does not grow with it."""
+    if isinstance(element, str):
+        element = element[:ITEM_TEXT_LIMIT]
+    elif isinstance(element, (dict, list)) and (len(element) > 8 or not all(
+            isinstance(v, (int, float, bool, type(None))) or (isinstance(v, str) and len(v) <= ITEM_TEXT_LIMIT)
+            for v in (element.values() if isinstance(element, dict) else element))):
+        count, plural = len(element), "" if len(element) == 1 else "s"
+        return f"{variable}={{{count} key{plural}}}" if isinstance(element, dict) else f"{variable}=[{count} item{plural}]"
+    return f"{variable}={json_short(element, ITEM_TEXT_LIMIT)}"
+
+
+def duration_text(seconds: float) -> str:
+    """``1 h``, ``90 s``, ``2 h 30 min``: a timeout as a person reads it."""
+    whole = int(seconds)
+    if whole != seconds or whole < 60:
+        return f"{seconds:g} s"
+    parts = [(whole // 86400, "d"), (whole // 3600 % 24, "h"), (whole // 60 % 60, "min"), (whole % 60, "s")]
+    return " ".join(f"{count} {unit}" for count, unit in parts if count)
 
 
 def short_name(qname: str) -> str:
     return qname.rsplit(".", 1)[-1]
 
 
-def activity_summary(text: str, path: str, root: str) -> str:
-    """An activity's one-line summary: the step as written, then where it runs."""
-    return shorten(f"{text} · {readable_path(path, root)}", SUMMARY_LIMIT)
+def activity_summary(text: str, path: str, root: str, items: Mapping[str, str] | None = None) -> str:
+    """An activity's (or timer's) one-line summary: the step as written, then where it runs."""
+    return shorten(f"{text} · {readable_path(path, root, items)}", SUMMARY_LIMIT)
 
 
 def script_summary(owner: str, path: str, root: str) -> str:
@@ -98,10 +127,15 @@ def program_details(workflow: str, program_hash: str, sources: Iterable[str] = (
     return "\n\n".join(lines)
 
 
-def progress_text(counts: Mapping[str, int], current: str | None = None) -> str:
-    """``steps: 3 done, 1 running, 0 failed`` (plus cancelled when any) and the current step."""
+def progress_text(counts: Mapping[str, int], current: str | None = None, waiting: int = 0) -> str:
+    """``steps: 3 done, 1 running, 0 failed`` (plus waiting and cancelled when any) and the current step.
+
+    ``waiting`` of the running steps wait for a timer or a signal: they are counted as waiting.
+    """
     done = counts.get("completed", 0) + counts.get("caught", 0)
-    text = f"steps: {done} done, {counts.get('running', 0)} running, {counts.get('failed', 0)} failed"
+    text = f"steps: {done} done, {counts.get('running', 0) - waiting} running, {counts.get('failed', 0)} failed"
+    if waiting:
+        text += f", {waiting} waiting"
     if counts.get("cancelled"):
         text += f", {counts['cancelled']} cancelled"
     if current:
@@ -109,9 +143,14 @@ def progress_text(counts: Mapping[str, int], current: str | None = None) -> str:
     return text
 
 
-def current_details(header: str, counts: Mapping[str, int], current: str | None = None) -> str:
+def wait_text(note: str, signal: str | None, workflow_id: str) -> str:
+    """What a built-in step waits for, with the ``ffl signal`` line that answers a signal."""
+    return note + (f" — ffl signal {workflow_id} {signal} '{{…}}'" if signal else "")
+
+
+def current_details(header: str, counts: Mapping[str, int], current: str | None = None, waiting: int = 0) -> str:
     """The run's live details (markdown): the program it runs, then its progress."""
-    progress = progress_text(counts, current)
+    progress = progress_text(counts, current, waiting)
     return f"{header}\n\n{progress}" if header else progress
 
 

@@ -11,7 +11,7 @@ answers one ``StepsPage``: the matching steps from ``offset`` on, at most
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 DEFAULT_LIMIT = 100
@@ -22,6 +22,13 @@ MAX_LIMIT = 1000
 
 LEGACY_LIMIT = 1000
 """Steps the argument-less form answers (all of a run of up to that size)."""
+
+STEP_STATES = ("running", "completed", "failed", "caught", "cancelled")
+"""The states of step records, as the query answers and filters them."""
+
+STATUS_WORDS = {"done": "completed or caught", "waiting": "running (a timer, a signal, a pending task)",
+                "skipped": "never started: no record"}
+"""``ffl status``'s words that are not states of the query, and what they are here."""
 
 
 @dataclass
@@ -52,3 +59,39 @@ class StepsPage:
     """Child workflows running parts of this run's large foreach blocks (``workflow_id``, ``path`` of the
     foreach, ``first``/``last`` iteration, ``state``, and ``counts`` of their steps once finished); their
     steps are answered by their own ``steps`` query, under the same paths."""
+
+
+class BadStepsQuery(ValueError):
+    """A steps query the workflow refuses, with a message naming what was wrong."""
+
+
+def steps_query(value: Any) -> StepsQuery:
+    """``value`` (a StepsQuery, or its keys as JSON) checked: known keys, a known state, a usable page.
+
+    A limit above MAX_LIMIT is cut to it; a limit under 1 or a negative offset is refused, so a client
+    paging by ``next_offset`` always moves forward.
+    """
+    if isinstance(value, StepsQuery):
+        value = {f.name: getattr(value, f.name) for f in fields(StepsQuery)}
+    if not isinstance(value, dict):
+        raise BadStepsQuery(f"the steps query takes a JSON object (prefix, state, offset, limit), got "
+                            f"{type(value).__name__}")
+    known = [f.name for f in fields(StepsQuery)]
+    unknown = sorted(str(key) for key in value if key not in known)
+    if unknown:
+        raise BadStepsQuery(f"unknown key{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))} in the "
+                            f"steps query (it takes {', '.join(known)})")
+    query = StepsQuery(**value)
+    if not isinstance(query.prefix, str):
+        raise BadStepsQuery(f"'prefix' must be a step path such as \"b0/s1\", got {query.prefix!r}")
+    if query.state is not None and query.state not in STEP_STATES:
+        hint = f": ffl status's '{query.state}' is {STATUS_WORDS[query.state]}" if query.state in STATUS_WORDS \
+            else ""
+        raise BadStepsQuery(f"unknown state {query.state!r} (the steps query's states: {', '.join(STEP_STATES)})"
+                            + hint)
+    for key, least in (("offset", 0), ("limit", 1)):
+        number = getattr(query, key)
+        if isinstance(number, bool) or not isinstance(number, int) or number < least:
+            raise BadStepsQuery(f"'{key}' must be an integer of at least {least}, got {number!r}")
+    query.limit = min(query.limit, MAX_LIMIT)
+    return query

@@ -108,7 +108,7 @@ class Activities:
             text = step_text(step)
             if step.id:
                 self.summaries[step.id] = text
-        return activity_summary(text, request.path, self.session.root)
+        return activity_summary(text, request.path, self.session.root, self.tracker.items)
 
     def execute(self, decl: FacetDecl, call: Call, args: dict[str, Any], path: str, summary: str,
                 options: workflow.ActivityConfig):

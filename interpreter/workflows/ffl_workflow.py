@@ -26,7 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import CHUNK_WORKFLOW, MEMO_PROGRAM_HASH, SIGNALS_QUERY, STEPS_QUERY
     from interpreter.program.display import program_details, short_name
     from interpreter.program.locate import find_block
-    from interpreter.program.queries import StepsPage, StepsQuery
+    from interpreter.program.queries import StepsPage, steps_query
     from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
     from interpreter.semantics import Handle, Interpreter, InvalidInput, Scope, Skipped, StepFailure
     from interpreter.semantics.limits import oversize, too_large
@@ -207,16 +207,16 @@ class FFLWorkflow:
         return result
 
     @workflow.query(name=STEPS_QUERY)
-    def steps(self, query: StepsQuery | None = None) -> list[dict[str, Any]] | StepsPage:
+    def steps(self, query: Any = None) -> list[dict[str, Any]] | StepsPage:
         """Started steps (path, facet, state, returns once finished, error): a page, or the first 1,000.
 
-        Without an argument, a plain list as before (interpreter.program.queries).
+        Without an argument, a plain list as before; a bad query is refused (interpreter.program.queries).
         """
         if self.tracker is None:  # the program is still loading
             return [] if query is None else StepsPage()
         if query is None:
             return self.tracker.snapshot()
-        return self.tracker.page(query)
+        return self.tracker.page(steps_query(query))
 
     # ------------------------------------------------------------------ signals and updates
 

@@ -28,6 +28,7 @@ async def load_pinned(workflow_name: str, program_hash: str | None) -> tuple[Pro
     try:
         loaded = await workflow.execute_activity(
             LOAD_PROGRAM_ACTIVITY, {"workflow": workflow_name, "hash": program_hash}, activity_id="load-program",
+            summary=f"FFL machinery: pins the program of {workflow_name} in this history",
             **load_program_options(workflow.info().task_queue),
         )
     except ActivityError as err:

@@ -106,8 +106,9 @@ class Signals:
 
     # ------------------------------------------------------------------ waiting
 
-    async def wait(self, name: str, timeout: float | None, path: str) -> tuple[Any, bool]:
-        """The next payload of ``name`` for the step at ``path``: (payload, timed_out)."""
+    async def wait(self, name: str, timeout: float | None, path: str, summary: str = "") -> tuple[Any, bool]:
+        """The next payload of ``name`` for the step at ``path``: (payload, timed_out); ``summary`` names the timeout's
+        timer in the Web UI."""
         box = self.box(name)
         if box.kept:
             index, payload = box.kept.popleft()
@@ -119,7 +120,7 @@ class Signals:
         box.waiting.append(waiter)
         try:
             await workflow.wait_condition(waiter.done.done, timeout=timedelta(seconds=timeout) if timeout is not None else None,
-                                          timeout_summary=f"{path}: signal '{name}'")
+                                          timeout_summary=summary)
         except TimeoutError:
             if not waiter.done.done():
                 waiter.done.cancel()

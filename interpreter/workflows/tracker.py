@@ -14,7 +14,7 @@ from typing import Any
 from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
-    from interpreter.program.display import current_details, readable_path
+    from interpreter.program.display import current_details, item_text, readable_path, wait_text
     from interpreter.program.queries import StepsPage, StepsQuery
     from interpreter.program.steps_view import first_records, page_of
 
@@ -46,6 +46,8 @@ class Tracker:
         self.places: dict[str, tuple[str | None, str, str]] = dict(places or {})  # path → (parent, block, root)
         self.blocks: set[str] = set(blocks)  # paths of mirrored blocks
         self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
+        self.waits: dict[str, tuple[str, str | None]] = {}  # waiting built-in step → (note, signal name)
+        self.items: dict[str, str] = {}  # foreach iteration path → its element, short (for summaries)
         self.children: dict[str, dict[str, Any]] = {}  # chunk key → child workflow record (children.py)
         self.child_counts = dict.fromkeys(STATES, 0)  # step counts of finished children, nested ones included
         if header:
@@ -65,6 +67,7 @@ class Tracker:
             self.counts[record["state"]] -= 1
             record["state"] = state
             record.pop("waiting", None)
+            self.waits.pop(path, None)
         self.counts[state] += 1
         if returns is not None and state != "running":
             record["returns"] = returns
@@ -88,11 +91,13 @@ class Tracker:
                 "program_hash": self.program_hash, "time": workflow.now().isoformat(),
             })
 
-    def note(self, path: str, waiting: str) -> None:
+    def note(self, path: str, waiting: str, signal: str | None = None) -> None:
         """What a running step waits for (a timer, a signal), shown by the steps query until its next state."""
         record = self.steps.get(path)
         if record is not None:
             record["waiting"] = waiting
+            self.waits[path] = (waiting, signal)
+            self._details()
 
     def block(self, path: str, object_type: str, state: str, *, parent: str | None, error: str | None = None,
               returns: dict | None = None, foreach: tuple[str, Any] | None = None, facet: str = "") -> None:
@@ -101,8 +106,11 @@ class Tracker:
         Blocks are not steps of the steps query; their mirror documents make
         the steps' ``block_id`` resolve. The enclosing block is the nearest
         recorded block whose path is a prefix of ``path``. ``foreach`` is an
-        iteration's (variable, element); ``facet`` a yield's target.
+        iteration's (variable, element); ``facet`` a yield's target, and the
+        element is kept short in ``items`` for summaries (display.readable_path).
         """
+        if foreach is not None and path not in self.items:
+            self.items[path] = item_text(*foreach)
         if not self.mirror:
             return
         place = self.places.get(path)
@@ -167,11 +175,14 @@ class Tracker:
 
     def _details(self) -> None:
         current = None
-        if self.running:
+        if self.waits:  # a wait says what it waits for, and how to end it
+            path, (note, signal) = next(iter(self.waits.items()))
+            current = f"{readable_path(path, self.root, self.items)}: {wait_text(note, signal, self.workflow_id)}"
+        elif self.running:
             path = next(reversed(self.running))
-            current = f"{self.running[path]} at {readable_path(path, self.root)}"
+            current = f"{self.running[path]} at {readable_path(path, self.root, self.items)}"
         counts = self.totals() if self.children else self.counts
-        workflow.set_current_details(current_details(self.header, counts, current))
+        workflow.set_current_details(current_details(self.header, counts, current, len(self.waits)))
 
     # ------------------------------------------------------------------ runner and log
 

@@ -82,9 +82,9 @@ def continuation(args: Sequence[RawValue], root: bool = True) -> Continuation | 
         return None
     info = workflow.info()
     if not info.continued_run_id:
-        raise refused("the workflow's second argument is a continuation, which only the interpreter passes when "
-                      "it continues a run as new; this run was started, not continued: start it with its "
-                      "parameters alone")
+        raise refused(f"a workflow takes one input, a JSON object of parameters; this run was started with "
+                      f"{len(args)} (one --input each), not continued: a second argument is a continuation, which "
+                      "only the interpreter passes when it continues a run as new", "InvalidParameters")
     carried = _decoded(args[1], Continuation, "the workflow's second argument", "InvalidContinuation")
     _check_shape(carried)
     if carried.previous_run:

@@ -1,4 +1,5 @@
-"""Handlers of the UI demo: prices by name length, a reservation that fails for "broken" items."""
+"""Handlers of the UI demo: prices by name length (flaky ones after two failures), a reservation that fails for
+"broken" items."""
 
 import time
 
@@ -8,6 +9,8 @@ from interpreter.activities.handlers import handler
 @handler("shop.Price")
 def price(payload):
     time.sleep(60 if payload["item"].startswith("slow") else 0.3)  # "slow-…" items keep a run live
+    if payload["item"].startswith("flaky") and payload["_retry_count"] < 2:  # succeeds on its third attempt
+        raise ConnectionError(f"price service busy for {payload['item']}")
     return {"amount": 50 * len(payload["item"])}
 
 

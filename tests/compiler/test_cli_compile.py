@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import subprocess
 import sys
@@ -80,9 +81,11 @@ def test_compile_to_stdout_and_file(files):
     expected = program_to_json(compile_files([str(files["good"])]))
     assert done.stdout.strip() == expected
     assert sorted(json.loads(done.stdout)["facets"]) == ["calc.Add", "calc.Other", "calc.Twice"]
+    digest = hashlib.sha256(expected.encode()).hexdigest()
+    assert done.stderr == f"program {digest}\n"  # the hash runs pin, as ffl publish prints it
     out = files["dir"] / "program.json"
     done = ffl("compile", str(files["good"]), "-o", str(out))
-    assert done.returncode == 0 and done.stdout == ""
+    assert done.returncode == 0 and done.stdout == "" and done.stderr == f"program {digest} written to {out}\n"
     assert out.read_text().strip() == expected
 
 

@@ -132,6 +132,8 @@ def test_dot_is_accepted_by_graphviz_when_installed(composed):
     else:
         with pytest.raises(StatusError, match="needs Graphviz's 'dot' on PATH"):
             svg_from_dot(text)
+        with pytest.raises(StatusError, match="--format svg needs .*; --format dot prints the DOT text"):
+            svg_from_dot(text, "--format")  # ffl graph's flag, not ffl status's --graph
 
 
 def test_run_states_colour_nodes_and_count_iterations(composed):

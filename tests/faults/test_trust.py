@@ -156,14 +156,14 @@ FORGED = {"memo": {"b0/s": {"r": {"v": 424242}}}, "seq": 0, "run_id": "forged", 
 
 
 @pytest.mark.parametrize("second, words", [
-    (FORGED, ["this run was started, not continued"]),
-    ("not a continuation", ["this run was started, not continued"]),
-    ({**FORGED, "memo": "malformed"}, ["this run was started, not continued"]),
+    (FORGED, ["a workflow takes one input", "not continued"]),
+    ("not a continuation", ["a workflow takes one input", "not continued"]),
+    ({**FORGED, "memo": "malformed"}, ["a workflow takes one input", "not continued"]),
 ])  # fmt: skip
 async def test_a_forged_continuation_is_refused_and_records_no_step(temporal_client, workers, second, words):
     before = workers.calls("value")
     _, cause, handle = await outcome(temporal_client, "trust.W", [{"v": 1}, second], workers.queue)
-    failed(cause, "InvalidContinuation", *words)
+    failed(cause, "InvalidParameters", *words)
     assert workers.calls("value") == before  # no handler ran ...
     assert await handle.query("steps") == []  # ... and no step was recorded, done or otherwise
 

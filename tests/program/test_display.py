@@ -72,3 +72,31 @@ def test_source_files_are_read_from_locations():
                                ("a.ffl", SOURCE)])
     assert source_files(program.model_dump(mode="json")) == ["a.ffl", "b.ffl"]
     assert source_files({"loc": None, "x": [1, {"y": 2}]}) == []
+
+
+def test_a_run_on_another_queue_than_ffl_is_told_to_use_ffl_or_an_interpreter_worker():
+    from interpreter.cli.run_view import no_interpreter
+
+    assert no_interpreter("ffl").endswith("(start one: python worker.py --task-queue ffl)")
+    hint = no_interpreter("calc")
+    assert "start runs with --task-queue ffl" in hint and hint.endswith("python worker.py --task-queue calc --interpreter")
+
+
+def test_durations_read_as_a_person_says_them():
+    from interpreter.program.display import duration_text
+
+    assert [duration_text(s) for s in (5, 1.5, 60, 3600, 5400, 86400)] == ["5 s", "1.5 s", "1 min", "1 h",
+                                                                           "1 h 30 min", "1 d"]
+
+
+def test_an_iterations_path_says_which_element_it_handles():
+    from interpreter.program.display import activity_summary, item_text, readable_path
+
+    items = {"b0/all/b0/foreach[3]": item_text("file", "corrupt.csv")}
+    assert readable_path("b0/all/b0/foreach[3]/d", "Nightly", items) == 'Nightly › all › foreach[3] file="corrupt.csv" › d'
+    assert readable_path("b0/all/b0/foreach[2]/d", "Nightly", items) == "Nightly › all › foreach[2] › d"
+    assert activity_summary("ffl.Sleep(5 s)", "b1/c0/hold", "Nightly") == "ffl.Sleep(5 s) · Nightly › case 0 › hold"
+    assert len(item_text("f", "x" * 500)) < 50
+    assert item_text("r", {"id": 3, "name": "ada"}) == 'r={"id":3,"name":"ada"}'
+    assert item_text("r", {"blob": "x" * 10**6}) == "r={1 key}"  # never dumps a large element
+    assert item_text("xs", list(range(100))) == "xs=[100 items]"

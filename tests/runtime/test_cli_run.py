@@ -13,8 +13,6 @@ import sys
 import time
 from pathlib import Path
 
-import pytest
-
 REPO = Path(__file__).resolve().parents[2]
 HELLO = REPO / "examples" / "hello"
 
@@ -70,14 +68,20 @@ def test_failure_names_step_facet_and_cause(temporal_service, tmp_path):
     assert "Traceback" not in proc.stderr
 
 
-@pytest.mark.slow  # a real server in a process of its own
-def test_missing_handler_fails_the_run_on_the_embedded_server(tmp_path):
-    """On its own server ``ffl run`` serves every queue, so a facet without a handler fails clearly."""
+def test_missing_handler_is_refused_before_the_embedded_server_starts(tmp_path):
+    """On its own server nobody else could serve a facet without a handler: refused up front, exit 2."""
     (tmp_path / "bad.ffl").write_text(FAILING)
     proc = ffl("run", str(tmp_path / "bad.ffl"), "--workflow", "bad.Run", "--input", '{"x": 1}', "--no-ui")
-    assert proc.returncode == 1
-    assert "warning: no handler loaded for bad.Boom, bad.Ok" in proc.stderr
-    assert "no handler for bad.Ok on queue bad" in proc.stderr
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("error: no handler loaded for bad.Boom, bad.Ok: on the embedded server")
+    assert "--handlers" in proc.stderr and "Temporal dev server" not in proc.stderr
+
+
+def test_two_inputs_and_no_workflow_are_usage_errors(tmp_path):
+    proc = ffl("run", str(CALC / "calc.ffl"), "--type", "calc.Double", "--input", '{"a": 1}', "--input", '{}')
+    assert proc.returncode == 2 and "--input given 2 times" in proc.stderr
+    proc = ffl("run", str(CALC / "calc.ffl"))
+    assert proc.returncode == 2 and "--type NAME" in proc.stderr
 
 
 def test_compile_errors_and_usage_errors(tmp_path):
@@ -171,3 +175,97 @@ def test_run_with_mongo_mirror(temporal_service, mongo_service, mongo_db_name):
     # the program is stored in the mirror too, so the runner's flow reference resolves
     assert db.flows.count_documents({"uuid": runners[0]["flow_id"]}) == 1
     assert db.workflows.find_one({"name": "hello.Greet"}) is not None
+
+
+CALC = REPO / "examples" / "calc"
+
+WRONG_CALC_HANDLERS = """
+def add(payload):
+    return {"sum": payload["x"] + payload["y"] + 1000}
+
+
+def register_handlers(registry):
+    registry.register("calc.Add", add)
+"""
+
+
+def test_two_sessions_on_one_server_never_take_each_others_tasks(temporal_service, tmp_path):
+    """``ffl run --address`` serves its run on queues of its own: a session left up (--keep-server) with
+    other handlers and another registry takes none of the next session's tasks."""
+    (tmp_path / "wrong.py").write_text(WRONG_CALC_HANDLERS)
+    other = subprocess.Popen(
+        [sys.executable, "-m", "interpreter", "run", str(CALC / "calc.ffl"), "--type", "calc.Double",
+         "--input", '{"a": 1}', "--handlers", str(tmp_path / "wrong.py"), "--registry", str(tmp_path / "a"),
+         "--address", temporal_service.address, "--keep-server"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert "Ctrl-C" in other.stderr.readline()  # its workers are up and polling
+        for a in (2, 3, 4):
+            proc = ffl("run", str(CALC / "calc.ffl"), "--type", "calc.Double", "--input", json.dumps({"a": a}),
+                       "--handlers", str(CALC / "handlers.py"), "--registry", str(tmp_path / "b"),
+                       "--address", temporal_service.address)  # fmt: skip
+            assert proc.returncode == 0, proc.stderr
+            assert json.loads(proc.stdout) == {"total": 2 * a}
+    finally:
+        other.send_signal(signal.SIGINT)
+        assert other.wait(30) == 0
+    assert json.loads(other.stdout.read()) == {"total": 1002}
+
+
+def test_a_run_on_its_own_queue_is_found_by_its_workflow_id(temporal_service):
+    """--workflow-id names the run, as in temporal workflow start; its queue is ffl-run-<id>."""
+    proc = ffl("run", str(CALC / "calc.ffl"), "-w", "calc.Double", "--input", '{"a": 5}', "--handlers",
+               str(CALC / "handlers.py"), "--workflow-id", "calc-own-queue", "--address", temporal_service.address)
+    assert proc.returncode == 0, proc.stderr
+    shown = ffl("status", "calc-own-queue", "--json", "--address", temporal_service.address)
+    assert shown.returncode == 0, shown.stderr
+    assert json.loads(shown.stdout)["task_queue"].startswith("ffl-run-")
+
+
+def test_publish_shows_each_parameters_default(tmp_path):
+    (tmp_path / "d.ffl").write_text('namespace d { workflow W(a: Long, n: Long = 5, s: String = "x") => (v: Long) '
+                                    'andThen { yield W(v = $.n) } }')
+    proc = ffl("publish", str(tmp_path / "d.ffl"), "--registry", str(tmp_path / "registry"))
+    assert proc.returncode == 0, proc.stderr
+    assert 'workflow d.W(a: Long, n: Long = 5, s: String = "x")' in proc.stdout.splitlines()
+
+
+def test_with_the_web_ui_up_each_step_is_an_activity_with_its_summary(tmp_path):
+    """On the embedded server with its Web UI, handlers run as (remote) activities, so the UI shows each
+    step's summary, timing and retries; with --no-ui they stay local activities (markers)."""
+    import asyncio
+
+    from temporalio.api.enums.v1 import EventType
+    from temporalio.client import Client
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "interpreter", "run", str(CALC / "calc.ffl"), "--type", "calc.Double", "--input",
+         '{"a": 3}', "--handlers", str(CALC / "handlers.py"), "--workflow-id", "double-ui", "--keep-server"],
+        cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        first = proc.stderr.readline()
+        address = re.search(r"Temporal dev server at (\S+?),", first)
+        assert address, first
+        assert "Ctrl-C" in proc.stderr.readline()
+
+        async def scheduled() -> list[tuple[str, str]]:
+            client = await Client.connect(address[1])
+            found = []
+            async for event in client.get_workflow_handle("double-ui").fetch_history_events():
+                if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+                    attributes = event.activity_task_scheduled_event_attributes
+                    summary = [""]
+                    if event.user_metadata.HasField("summary"):
+                        summary = await client.data_converter.decode([event.user_metadata.summary])
+                    found.append((attributes.activity_type.name, summary[0]))
+            return found
+
+        found = asyncio.run(scheduled())
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(30)
+    assert json.loads(proc.stdout.read()) == {"total": 6}
+    assert [(kind, summary.split(" · ")[0]) for kind, summary in found if kind == "calc.Add"] == [
+        ("calc.Add", "s = calc.Add(x = $.a, y = $.a)")]

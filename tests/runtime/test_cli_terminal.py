@@ -28,6 +28,14 @@ def lookup(p):
         f.write(p["name"] + "\\n")
     time.sleep(60)
     return {"language": "en", "formal": True}
+
+@handler("hello.Compose")
+def compose(p):  # never reached: the run is interrupted while Lookup hangs
+    return {}
+
+@handler("hello.Summarize")
+def summarize(p):
+    return {}
 """
 
 

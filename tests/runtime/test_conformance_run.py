@@ -46,4 +46,4 @@ def test_conformance_case_on_embedded_server(core_folder):
     case = suite.cases_of(core_folder)[0]
     proc = ffl_run(case)
     check(case, proc)
-    assert "Temporal dev server at 127.0.0.1:" in proc.stderr and "Web UI: http://127.0.0.1:" in proc.stderr
+    assert "Web UI" not in proc.stderr  # off a terminal: the server is gone when the command ends

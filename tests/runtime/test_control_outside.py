@@ -7,6 +7,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 
 import pytest
 from temporalio.client import WorkflowFailureError, WorkflowHandle
@@ -238,3 +239,38 @@ async def test_ffl_signal_sends_signals_and_updates(temporal_client, temporal_se
         sent = await asyncio.to_thread(ffl, address, "signal", second.id, "approve", '[1, 2]')
         assert sent.returncode == 0 and sent.stdout.strip() == f"signal 'approve' sent to {second.id}"
         assert await second.result() == {"payload": [1, 2]}
+
+
+async def test_ffl_signal_and_cancel_take_temporal_flags_and_say_a_finished_run_is_finished(
+    temporal_client, temporal_service, tmp_path
+):
+    address = temporal_service.address
+    async with served(temporal_client, APPROVE, tmp_path) as env:
+        handle = await env.start("c.Approve")
+        await wait_for_step(handle, "b0/a", lambda r: bool(r.get("waiting")))
+        sent = await asyncio.to_thread(ffl, address, "signal", "--workflow-id", handle.id, "--name", "approve",
+                                       "--input", '{"ok": 1}')
+        assert sent.returncode == 0, sent.stderr
+        assert await handle.result() == {"payload": {"ok": 1}}
+        late = await asyncio.to_thread(ffl, address, "signal", "-w", handle.id, "-n", "approve", "-i", "{}")
+        assert late.returncode == 1
+        assert late.stderr.strip() == (f"ffl signal: run {handle.id} is not running (it is completed): a signal "
+                                       "reaches only a running run")
+        again = await asyncio.to_thread(ffl, address, "cancel", "--workflow-id", handle.id)
+        assert again.stderr.strip() == f"ffl cancel: run {handle.id} is not running (it is completed)"
+        twice = await asyncio.to_thread(ffl, address, "signal", "one", "approve", "--workflow-id", "other")
+        assert twice.returncode == 2 and "workflow id given twice: 'one' and --workflow-id 'other'" in twice.stderr
+
+
+async def test_a_run_started_with_two_inputs_fails_saying_so(temporal_client, tmp_path):
+    """``temporal workflow start --input A --input B``: the second input was read as a continuation, and the run
+    failed with ProgramNotFound for hash ''."""
+    async with served(temporal_client, APPROVE, tmp_path) as env:
+        handle = await temporal_client.start_workflow("c.Approve", args=[{}, {}], id=f"two-{uuid.uuid4().hex[:8]}",
+                                                      task_queue=env.queue)
+        with pytest.raises(WorkflowFailureError) as info:
+            await handle.result()
+    cause = info.value.cause
+    assert cause.type == "InvalidParameters" and "ProgramNotFound" not in str(cause)
+    assert cause.message.startswith("a workflow takes one input, a JSON object of parameters; this run was started "
+                                    "with 2 (one --input each)")

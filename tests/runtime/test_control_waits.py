@@ -54,7 +54,8 @@ async def test_a_signal_resumes_a_waiting_run_with_its_payload(time_skipping, tm
     async with served(time_skipping.client, APPROVE, tmp_path) as env:
         handle = await env.start("t.Approve", {"timeout": 86400})
         record = await wait_for_step(handle, "b0/a", waiting)
-        assert record["waiting"] == "waiting for signal 'approve' (at most 86400 s)"
+        assert record["waiting"] == "waiting for signal 'approve' (up to 1 d)"
+        await shows_the_wait(time_skipping.client, handle)
         await handle.signal("approve", {"by": "ada", "ok": True})
         assert await handle.result() == {"payload": {"by": "ada", "ok": True}, "late": False}
         signals = await handle.query("signals")
@@ -97,3 +98,24 @@ async def test_an_update_is_refused_when_no_step_waits_and_accepted_by_the_waiti
         assert await handle.result() == {"payload": {"ok": True}, "late": False}
         steps = await steps_of(handle)
     assert steps["b0/a"]["state"] == "completed" and "waiting" not in steps["b0/a"]
+
+
+async def shows_the_wait(client, handle) -> None:
+    """Progress, ffl status and the Web UI's current details say what the step waits for, and the command."""
+    from temporalio.api.sdk.v1 import WorkflowMetadata
+
+    from interpreter.cli.progress import progress_line
+    from interpreter.cli.run_view import fetch_view
+    from interpreter.cli.status_view import render
+
+    view = await fetch_view(client, handle, outcome=False)
+    view.address = "203.0.113.7:7233"  # as if read from another server than the default
+    command = f"ffl signal {handle.id} approve '{{…}}' --address 203.0.113.7:7233"
+    line = progress_line(view, 3.0, width=400)
+    assert "1 waiting" in line and "waiting for a worker" not in line
+    assert line.endswith(f"· Approve › a: waiting for signal 'approve' (up to 1 d) — {command}")
+    assert any(f"[waiting: waiting for signal 'approve' (up to 1 d) — {command}]" in text for text in render(view))
+    metadata = await handle.query("__temporal_workflow_metadata", result_type=WorkflowMetadata)
+    assert metadata.current_details.endswith(
+        f"steps: 0 done, 0 running, 0 failed, 1 waiting · current: Approve › a: waiting for signal 'approve' "
+        f"(up to 1 d) — ffl signal {handle.id} approve '{{…}}'")

@@ -157,3 +157,30 @@ async def test_non_dict_result_is_a_clear_error(temporal_client, task_queue):
         await _call(temporal_client, task_queue, registry, "t.List", {}, attempts=5)
     error = _app_error(info.value)
     assert error.type == "TypeError" and "returned list, expected a dict" in error.message
+
+
+async def test_a_plain_handlers_timeout_error_keeps_its_own_traceback():
+    """asyncio.wrap_future replaces a thread's TimeoutError by a bare copy; socket timeouts are TimeoutErrors."""
+    import traceback
+    from concurrent.futures import ThreadPoolExecutor
+
+    from temporalio import activity
+    from temporalio.testing import ActivityEnvironment
+
+    from interpreter.activities.handler_calls import SyncCalls
+
+    def fetch_tile(payload: dict) -> dict:
+        raise TimeoutError("timed out") from ConnectionError("reset")
+
+    @activity.defn(name="t.Fetch")
+    async def call() -> str:
+        with ThreadPoolExecutor(1) as pool:
+            try:
+                await SyncCalls().run(pool, fetch_tile, {})
+            except TimeoutError as err:
+                assert isinstance(err.__cause__, ConnectionError)
+                return "".join(traceback.format_exception(err))
+        return ""
+
+    text = await ActivityEnvironment().run(call)
+    assert "in fetch_tile" in text and 'raise TimeoutError("timed out")' in text

@@ -249,14 +249,16 @@ async def test_activities_carry_the_step_as_written_and_runs_their_program(tempo
 
     config = RuntimeConfig(search_attributes=True)  # the session server registers them (interpreter.local)
     async with Served(temporal_client, tmp_path, config=config) as served:
-        handle = await served.start("st.Many", {"xs": [0, 0]})
+        handle = await served.start("st.Many", {"xs": [0, 7]})
         await handle.result()
         description = await handle.describe()
         history = await handle.fetch_history()
     converter = temporal_client.data_converter.payload_converter
     summaries = [converter.from_payload(event.user_metadata.summary, None) for event in history.events
                  if event.HasField("activity_task_scheduled_event_attributes") and event.HasField("user_metadata")]
-    assert summaries == [f"s = st.Slow(x = $.v) · Many › foreach[{i}] › s" for i in range(2)]
+    assert summaries == ["FFL machinery: pins the program of st.Many in this history",  # not its config blob
+                         "s = st.Slow(x = $.v) · Many › foreach[0] v=0 › s",  # which element each handles
+                         "s = st.Slow(x = $.v) · Many › foreach[1] v=7 › s"]
     memo = await description.memo()
     assert memo["ffl_workflow"] == "st.Many" and memo["ffl_namespace"] == "st"
     assert memo["ffl_sources"] == ["main.ffl"] and len(memo["ffl_program_hash"]) == 64

@@ -83,3 +83,27 @@ async def test_the_query_without_an_argument_still_answers_the_list_of_steps(tem
     listed = run.inspected
     assert isinstance(listed, list) and [s["path"] for s in listed] == [s["path"] for s in run.steps]
     assert len(listed) == 29 and {"path", "facet", "state", "returns", "error"} <= set(listed[0])
+
+
+async def test_a_bad_steps_query_is_refused_naming_what_was_wrong(temporal_client, tmp_path):
+    await finished_run(temporal_client, tmp_path, refusals)
+
+
+async def refusals(handle) -> None:
+    from temporalio.client import WorkflowQueryFailedError
+
+    async def refused(query) -> str:
+        try:
+            await handle.query(STEPS_QUERY, query)
+        except WorkflowQueryFailedError as err:
+            return str(err)
+        raise AssertionError(f"{query} was answered")
+
+    assert "unknown state 'waiting'" in await refused({"state": "waiting"})
+    assert "ffl status's 'waiting' is running" in await refused({"state": "waiting"})
+    assert "unknown state 'bogus'" in await refused({"state": "bogus"})
+    assert "unknown key 'stat'" in await refused({"stat": "failed"})
+    assert "'limit' must be an integer of at least 1, got 0" in await refused({"limit": 0})
+    assert "'offset' must be an integer of at least 0, got -1" in await refused({"offset": -1})
+    empty = await handle.query(STEPS_QUERY, {"offset": 100})  # raw JSON, as temporal workflow query sees it
+    assert empty["steps"] == [] and empty["next_offset"] is None

@@ -179,3 +179,60 @@ def test_separate_worker_processes_with_temporal_cli(temporal_service, tmp_path)
     finally:
         interp.stop(signal.SIGKILL)
         handlers.stop(signal.SIGKILL)
+
+
+LOGGED = """
+namespace logged {
+    event facet Boom(x: Long) => (y: Long)
+    workflow Run(x: Long) => (y: Long) andThen {
+        b = Boom(x = $.x)
+        yield Run(y = b.y)
+    }
+}
+"""
+
+STAMP = r"^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d,\d{3} "
+
+
+async def test_worker_logs_have_timestamps_one_line_per_failed_attempt_and_runs_at_info(
+    temporal_client, temporal_service, task_queue, tmp_path
+):
+    import re
+
+    from temporalio.client import WorkflowFailureError
+
+    (tmp_path / "logged.ffl").write_text(LOGGED)
+    (tmp_path / "boom.py").write_text("from interpreter.activities.handlers import handler\n\n"
+                                      "@handler('logged.Boom')\ndef boom(p):\n    raise ValueError(f'no {p[\"x\"]}')\n")
+    (tmp_path / "cfg.json").write_text(json.dumps({"queues": {"logged": task_queue + "-h"},
+                                                   "retry": {"maximum_attempts": 2, "initial_interval_seconds": 0.1}}))
+    published = subprocess.run([sys.executable, "-m", "interpreter", "publish", str(tmp_path / "logged.ffl"),
+                                "--registry", str(tmp_path / "reg")], cwd=REPO, capture_output=True, text=True)
+    assert published.returncode == 0, published.stderr
+    env = {"TEMPORAL_ADDRESS": temporal_service.address, "FFL_LOG_LEVEL": "INFO"}
+    interpreter = WorkerProcess("--task-queue", task_queue, "--interpreter", "--registry", str(tmp_path / "reg"),
+                                "--config", str(tmp_path / "cfg.json"), env=env)
+    handlers = WorkerProcess("--task-queue", task_queue + "-h", "--handlers", str(tmp_path / "boom.py"),
+                             "--config", str(tmp_path / "cfg.json"), env=env)
+    try:
+        interpreter.wait_ready()
+        handlers.wait_ready()
+        handle = await temporal_client.start_workflow("logged.Run", {"x": 7}, id=f"logged-{uuid.uuid4().hex[:8]}",
+                                                      task_queue=task_queue)
+        with pytest.raises(WorkflowFailureError):
+            await handle.result()
+        description = await handle.describe()
+    finally:
+        interpreter.stop()
+        handlers.stop()
+    logged = [line for line in handlers.lines if not line.startswith("ffl worker:")]
+    warnings = [line for line in logged if " WARNING " in line]
+    assert len(warnings) == 2 and all(re.match(STAMP, line) for line in warnings), "".join(handlers.lines)
+    assert "attempt 1 of logged.Boom failed (step b0/b of run " in warnings[0] and "ValueError: no 7" in warnings[0]
+    assert "attempt 2 of logged.Boom failed" in warnings[1]
+    assert not any("Traceback" in line for line in handlers.lines)
+    runs = [line for line in interpreter.lines if "ffl.runs" in line]
+    assert len(runs) == 2 and all(re.match(STAMP + "INFO ffl.runs: ", line) for line in runs), interpreter.lines
+    assert runs[0].split(": ", 1)[1].startswith(f"run started: logged.Run {handle.id} ")
+    assert "run failed: logged.Run" in runs[1] and "no 7" in runs[1]
+    assert description.status is not None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 
 import pytest
 from temporalio.exceptions import ApplicationError
@@ -139,3 +140,21 @@ def test_trim_program_keeps_what_the_workflow_reaches():
     assert set(trimmed.implicits) == {"ship.Tag"}
     assert trim_program(trim_program(program_to_json(mixins), "ship.Dispatch"), "ship.Dispatch") == \
         program_to_json(trimmed)
+
+
+async def test_a_program_not_found_names_the_worker_that_looked(tmp_path):
+    activities = build_interpreter_activities(LocalProgramStore(tmp_path), RuntimeConfig(),
+                                              identity="interpreter@host/42")
+    with pytest.raises(ApplicationError) as info:
+        await ActivityEnvironment().run(activities[0], {"workflow": "calc.Double", "hash": "ab" * 32})
+    assert info.value.type == "ProgramNotFound"
+    assert info.value.message == (f"no program with hash {'ab' * 32} is published "
+                                  "(worker interpreter@host/42 looked in its registry)")  # where: in its log only
+
+
+def test_a_worker_identity_names_its_role():
+    from interpreter.cli.worker_main import worker_identity
+
+    assert worker_identity("ffl", True).startswith("interpreter@") and worker_identity("ffl", True).endswith(
+        f"/{os.getpid()}")
+    assert worker_identity("osm", False).startswith("handlers[osm]@")

@@ -203,3 +203,31 @@ async def test_queue_override_by_namespace_prefix(temporal_client, tmp_path):
                         tmp_path=tmp_path, config=config, task_queue=queue, keep_queues=True, timeout=10)
     assert run.error is None, run.message
     assert run.result == {"attempts": 6}
+
+
+async def test_a_failed_run_shows_the_users_message_not_the_interpreters_stack(temporal_client, tmp_path):
+    source = """namespace f {
+        event facet Parse(file: String) => (rows: Long)
+        workflow Load(file: String) => (rows: Long) andThen {
+            p = Parse(file = $.file)
+            yield Load(rows = p.rows)
+        }
+    }"""
+
+    def parse(payload: dict) -> dict:
+        raise ValueError(f"cannot parse {payload['file']}")
+
+    async def failures(handle):
+        history = await handle.fetch_history()
+        closed = [e.workflow_execution_failed_event_attributes.failure for e in history.events
+                  if e.HasField("workflow_execution_failed_event_attributes")]
+        attempts = [e.activity_task_failed_event_attributes.failure for e in history.events
+                    if e.HasField("activity_task_failed_event_attributes")]
+        return closed, attempts
+
+    run = await run_ffl(temporal_client, source, "f.Load", {"file": "corrupt.csv"}, handlers={"f.Parse": parse},
+                        tmp_path=tmp_path, inspect=failures)
+    closed, attempts = run.inspected
+    assert len(closed) == 1 and "cannot parse corrupt.csv" in closed[0].message
+    assert closed[0].stack_trace == ""  # was the interpreter's frames (ffl_workflow.py, runner.py, ...)
+    assert attempts and "in parse" in attempts[-1].cause.stack_trace + attempts[-1].stack_trace  # the handler's
