@@ -105,16 +105,21 @@ def problem(value, name: str, depth: int = 0) -> str | None:
     ("s", "String", 0), (False, "Boolean", 0), ({"any": [1, "x", None]}, "Json", 0), ([1, 2], "Long", 1),
     ([[1.5], []], "Double", 2), (None, "Long", 0), ([None, 1], "Long", 1),
     ({"name": "Ada", "home": {"street": "Main", "number": 5, "tags": ["x"]}}, "t.Person", 0),
-    ({"name": "Ada"}, "t.Person", 0), (3, "Unknown", 0),
+    ({"name": "Ada"}, "t.Person", 0), (3, "Unknown", 0), (2.0, "Int", 0), (331750.0, "Long", 0),
 ])  # fmt: skip
 def test_values_that_fit_their_type(value, name, depth):
     assert problem(value, name, depth) is None
 
 
+def test_a_double_without_a_fraction_is_refused_where_long_is_declared_for_runs_before_0_2_0_dev3():
+    assert check_type(2.0, TypeRef(name="Int", depth=0), SCHEMAS.schemas, "parameter 'x'",
+                      integral_doubles=False) == "parameter 'x' expects Int, got double 2.0"
+
+
 @pytest.mark.parametrize("value, name, depth, message", [
     ("not a number", "Long", 0, "parameter 'x' expects Long, got string \"not a number\""),
     (1.5, "Long", 0, "parameter 'x' expects Long, got double 1.5"),
-    (2.0, "Int", 0, "parameter 'x' expects Int, got double 2.0"),
+    (2.5, "Int", 0, "parameter 'x' expects Int, got double 2.5"),
     (True, "Long", 0, "parameter 'x' expects Long, got boolean true"),
     (True, "Double", 0, "parameter 'x' expects Double, got boolean true"),
     (1, "String", 0, "parameter 'x' expects String, got integer 1"),
