@@ -9,6 +9,7 @@ meets it), or ``REAL``: the facet's real handler answers.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from functools import cache
 from typing import Any
 
 from interpreter.activities.handlers import HandlerRegistry
@@ -26,12 +27,15 @@ class MockError(BaseException):
     for the behaviour under test."""
 
 
-class MockedFailure(Exception):
-    """A failure a test file asks a mock to raise: ``type`` is its error type, as a handler's class name is."""
+@cache
+def error_class(error_type: str) -> type[Exception]:
+    """An exception class named ``error_type``: a handler's error type is its class name, in memory and on a
+    worker alike, so a test file's ``raises: {type: Timeout}`` meets ``catch`` and ``ffl.Retry`` as one would."""
+    return type(error_type, (Exception,), {"__module__": __name__})
 
-    def __init__(self, error_type: str, message: str):
-        super().__init__(message)
-        self.type, self.message = error_type, message
+
+def mocked_failure(error_type: str, message: str) -> Exception:
+    return error_class(error_type)(message)
 
 
 def handler_of(facet: str, mock: Any, registry: HandlerRegistry | None) -> Handler:
