@@ -137,6 +137,8 @@ class Coverage:
         _, found = self._programs[id(program)]
         for path in paths:
             node = place_at(program, workflow, path)
+            if isinstance(node, Block):
+                continue  # a foreach block started; its body is reached only by an iteration
             if isinstance(node, _Iteration):
                 node = node.block
             place = found.get(id(node)) if node is not None else None

@@ -121,6 +121,8 @@ def as_messages(signals: Iterable[Message] | Mapping[str, Any] | None) -> list[M
 class Tester:
     """One FFL program, compiled once, and the handler files whose handlers a test may call for real."""
 
+    __test__ = False  # not a pytest test class, though its name starts with Test
+
     def __init__(self, paths: Sequence[str | Path] | Program, handlers: Sequence[str | Path] = (),
                  coverage: Coverage | None = None, config: RuntimeConfig | None = None):
         """``config``'s retry policies apply to failing handlers (the worker's defaults unless given)."""
