@@ -48,6 +48,8 @@ _Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _mapping
 class TestFileError(Exception):
     """A test file that cannot be read as one: the message starts with ``file:line``."""
 
+    __test__ = False  # no pytest test class
+
 
 @dataclass(frozen=True)
 class Problem:
@@ -78,6 +80,8 @@ class Case:
 
 @dataclass
 class TestFile:
+    __test__ = False  # no pytest test class
+
     path: Path
     programs: list[Path]
     handlers: list[Path]
