@@ -18,7 +18,7 @@ import yaml
 
 from interpreter.semantics.memory import Message
 
-from .mocks import REAL, mocked_failure
+from .mocks import REAL, MockError, handler_of, mocked_failure
 from .runner import Result
 
 SUFFIXES = (".test.yaml", ".test.yml")
@@ -177,7 +177,8 @@ def _case(path: Path, entry: Located) -> Case:
 
 
 def _mock(path: Path, line: int, test: str, facet: str, spec: Any) -> Any:
-    """``returns: {…}``, ``raises: {type, message}``, ``sequence: [either…]`` or ``real``."""
+    """``returns: {…}``, ``raises: {type, message}``, ``sequence: [either…]``, ``match: [{args, …}]`` or
+    ``real``."""
     if spec == REAL:
         return REAL
     if not isinstance(spec, Located) or len(spec) != 1:
@@ -193,8 +194,30 @@ def _mock(path: Path, line: int, test: str, facet: str, spec: Any) -> Any:
         return mocked_failure(value["type"], str(value.get("message", "")))
     if kind == "sequence" and isinstance(value, list) and value:
         return [_mock(path, getattr(item, "line", line), test, facet, item) for item in value]
+    if kind == "match" and isinstance(value, list) and value:
+        return _matching(path, line, test, facet, value)
     raise _fail(path, line, f"{test}: mock of {facet} must be 'real' or one of returns:, raises:, "
-                "sequence: (a non-empty list)")
+                "sequence:, match: (a non-empty list)")
+
+
+def _matching(path: Path, line: int, test: str, facet: str, entries: list[Any]) -> Callable[[dict], Any]:
+    """``match: [{args: {…}, returns|raises: …}]``: the first entry whose arguments the call has answers it
+    (for concurrent steps, whose order of calls no run promises)."""
+    table: list[tuple[dict[str, Any], Callable[[dict], Any]]] = []
+    for entry in entries:
+        where = getattr(entry, "line", line)
+        if not isinstance(entry, Located) or not isinstance(entry.get("args"), dict) or len(entry) != 2:
+            raise _fail(path, where, f"{test}: each match of {facet} needs 'args' and one of returns:, raises:")
+        answer = Located({k: v for k, v in entry.items() if k != "args"})
+        table.append((dict(entry["args"]), handler_of(facet, _mock(path, where, test, facet, answer), None)))
+
+    def answer(args: dict[str, Any]) -> Any:
+        for wanted, respond in table:
+            if all(args.get(k) == v for k, v in wanted.items()):
+                return respond(args)
+        raise MockError(f"{facet}: no 'match' entry of its mock fits the call's arguments {args}")
+
+    return answer
 
 
 def _signals(path: Path, entry: Located, test: str) -> list[Message]:
@@ -255,7 +278,19 @@ def check(path: Path, case: Case, result: Result) -> Iterator[Problem]:
 
 def _calls(problem: Callable[..., Problem], calls: Located, facet: str, wanted: Any,
            got: list[dict[str, Any]]) -> Iterator[Problem]:
-    """``facet: N`` (how many calls) or ``facet: [args…]`` (each call's arguments, those named)."""
+    """``facet: N`` (how many calls), ``facet: [args…]`` (each call's arguments, those named, in call order)
+    or ``facet: {any_order: [args…]}`` (the same, in any order: calls of concurrent steps)."""
+    if isinstance(wanted, Located) and list(wanted) == ["any_order"] and isinstance(wanted["any_order"], list):
+        left = list(got)
+        for want in wanted["any_order"]:
+            fits = next((args for args in left if all(args.get(k) == v for k, v in (want or {}).items())), None)
+            if fits is None:
+                yield problem(facet, f"{facet}: no call has arguments {want} (calls: {got})", calls)
+                return
+            left.remove(fits)
+        if left:
+            yield problem(facet, f"{facet}: {len(left)} calls more than expected: {left}", calls)
+        return
     if isinstance(wanted, int):
         if len(got) != wanted:
             yield problem(facet, f"{facet}: expected {wanted} calls, got {len(got)}", calls)
