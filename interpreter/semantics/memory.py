@@ -245,10 +245,11 @@ class MemoryEffects:
         future = asyncio.get_running_loop().create_future()
         self._waiting.setdefault(name, deque()).append((path, future))
         if timeout is not None:
-            time.at(time.now + timedelta(seconds=timeout), lambda: future.done() or future.set_result(_TIMED_OUT))
+            time.at(time.now + timedelta(seconds=timeout), lambda: future.set_result(_TIMED_OUT), future)
         else:  # fails only once nothing else can happen: no timer, no message left to send
-            time.at(NEVER, lambda: future.done() or future.set_exception(StepFailure(
-                path, facet, f"waits for signal '{name}' without a timeout, and none is sent", "SignalNeverSent")))
+            time.at(NEVER, lambda: future.set_exception(StepFailure(
+                path, facet, f"waits for signal '{name}' without a timeout, and none is sent", "SignalNeverSent")),
+                    future)
         payload = await future
         if payload is _TIMED_OUT:
             return {"payload": None, "timed_out": True}

@@ -27,22 +27,26 @@ class VirtualClock:
 
     def __init__(self, start: datetime):
         self.now = start
-        self._timers: list[tuple[datetime, int, Callable[[], None]]] = []
+        self._timers: list[tuple[datetime, int, Callable[[], None], asyncio.Future | None]] = []
         self._seq = itertools.count()
         self._busy = 0
         self._idle = asyncio.Event()
         self._idle.set()
         self._driver: asyncio.Task | None = None
 
-    def at(self, deadline: datetime, action: Callable[[], None]) -> None:
-        """Call ``action`` when virtual time reaches ``deadline`` (at once, in order, if it has passed)."""
-        heapq.heappush(self._timers, (deadline, next(self._seq), action))
+    def at(self, deadline: datetime, action: Callable[[], None], waiter: asyncio.Future | None = None) -> None:
+        """Call ``action`` when virtual time reaches ``deadline`` (at once, in order, if it has passed).
+
+        A timer for ``waiter`` is dropped once the waiter is done (answered, or cancelled with its step):
+        time never moves to a deadline nobody waits for.
+        """
+        heapq.heappush(self._timers, (deadline, next(self._seq), action, waiter))
         if self._driver is None or self._driver.done():
             self._driver = asyncio.get_running_loop().create_task(self._drive())
 
     async def sleep_until(self, deadline: datetime) -> None:
         future = asyncio.get_running_loop().create_future()
-        self.at(deadline, lambda: future.done() or future.set_result(None))
+        self.at(deadline, lambda: future.set_result(None), future)
         await future
 
     async def sleep(self, seconds: float) -> None:
@@ -75,7 +79,9 @@ class VirtualClock:
                 continue
             if loop._ready:  # type: ignore[attr-defined]  # CPython's queue of runnable callbacks: work remains
                 continue
-            deadline, _, action = heapq.heappop(self._timers)
+            deadline, _, action, waiter = heapq.heappop(self._timers)
+            if waiter is not None and waiter.done():
+                continue
             if deadline is not NEVER:
                 self.now = max(self.now, deadline)
             action()
