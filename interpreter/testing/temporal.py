@@ -16,14 +16,16 @@ from __future__ import annotations
 import asyncio
 import logging
 import tempfile
+import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from temporalio import activity
-from temporalio.client import WorkflowFailureError, WorkflowUpdateFailedError
+from temporalio.client import WorkflowExecutionStatus, WorkflowFailureError, WorkflowUpdateFailedError
 from temporalio.runtime import LoggingConfig, Runtime, TelemetryConfig, TelemetryFilter
+from temporalio.service import RPCError
 from temporalio.testing import WorkflowEnvironment
 from temporalio.worker import Worker
 
@@ -44,12 +46,18 @@ from .runner import Called, Failure, Result, Tester, as_messages
 T = TypeVar("T")
 
 
-async def on_temporal(work: Callable[[Callable[[Tester, Case], Awaitable[Result]]], Awaitable[T]]) -> T:
-    """``work(run)`` with ``run`` running each test file's case on a time-skipping server started for it."""
+async def start_server() -> WorkflowEnvironment:
+    """Temporal's time-skipping test server, quiet: a mocked failure is the test's business, not a warning."""
     quiet = TelemetryConfig(logging=LoggingConfig(filter=TelemetryFilter(core_level="ERROR", other_level="ERROR")))
     env = await WorkflowEnvironment.start_time_skipping(test_server_existing_path=find_binary("temporal-test-server"),
                                                         runtime=Runtime(telemetry=quiet))
-    logging.getLogger("temporalio").setLevel(logging.ERROR)  # a mocked failure is the test's, not a warning
+    logging.getLogger("temporalio").setLevel(logging.ERROR)
+    return env
+
+
+async def on_temporal(work: Callable[[Callable[[Tester, Case], Awaitable[Result]]], Awaitable[T]]) -> T:
+    """``work(run)`` with ``run`` running each test file's case on a time-skipping server started for it."""
+    env = await start_server()
     try:
         with tempfile.TemporaryDirectory(prefix="ffl-test-") as folder:
             runner = TemporalRun(env, Path(folder))
@@ -96,10 +104,11 @@ class TemporalRun:
         async with interpreter, handlers:
             handle = await self.client.start_workflow(workflow, dict(inputs or {}), id="wf-" + uuid.uuid4().hex[:12],
                                                       task_queue=queue)
-            refused = await self._send(handle, sorted(as_messages(signals), key=lambda m: m.at))
+            refused: list[str] = []
+            await self._send(handle, sorted(as_messages(signals), key=lambda m: m.at), refused)
             outputs, failure = None, None
             try:
-                outputs = await handle.result()
+                outputs = await handle.result()  # the server skips time while the client waits for a result
             except WorkflowFailureError as err:
                 cause = err.cause
                 failure = Failure.of(getattr(cause, "message", str(cause)), getattr(cause, "type", None) or "")
@@ -113,22 +122,47 @@ class TemporalRun:
         return Result(outputs, failure, calls, type(elapsed)(seconds=round(elapsed.total_seconds())),
                       taken, refused, logs)
 
-    async def _send(self, handle, messages: list[Message]) -> list[str]:
-        """Each message once the server's clock reached its moment; the names of updates refused."""
-        refused: list[str] = []
-        now = 0.0
-        for message in messages:
-            if message.at > now:
-                await self.env.sleep(message.at - now)
-                now = message.at
+    async def _send(self, handle, messages: list[Message], refused: list[str]) -> None:
+        """Each message at its moment of the run's virtual time; updates refused go to ``refused``.
+
+        Time moves only while the run is idle (no workflow task, no activity pending), as the in-memory
+        clock moves only when nothing else can: the server skips to the moment, the run handles the timers
+        that fired, then the message is sent. A message due after the run ended is never sent (an update
+        then counts as refused, as in memory). The test
+        server answers an update its validator refused with "update not found" (an RPCError) rather than an
+        update failure: either is a refusal.
+        """
+        started = (await handle.describe()).start_time
+        for index, message in enumerate(messages):
+            running = await _idle(handle)
+            if running:
+                ahead = message.at - (await self.env.get_current_time() - started).total_seconds()
+                if ahead > 0:
+                    await self.env.sleep(ahead)
+                    running = await _idle(handle)
+            if not running:
+                refused.extend(m.name for m in messages[index:] if m.update)  # nobody will ever wait for them
+                return
             if message.update:
                 try:
                     await handle.execute_update(message.name, message.payload)
-                except WorkflowUpdateFailedError:
+                except (WorkflowUpdateFailedError, RPCError):
                     refused.append(message.name)
             else:
                 await handle.signal(message.name, message.payload)
-        return refused
+
+
+async def _idle(handle) -> bool:
+    """Wait until the run has nothing to do but wait (no workflow task or activity pending); False once it
+    has ended."""
+    while True:
+        described = await handle.describe()
+        if described.status != WorkflowExecutionStatus.RUNNING:
+            return False
+        raw = described.raw_description
+        if not raw.HasField("pending_workflow_task") and not raw.pending_activities:
+            return True
+        await asyncio.sleep(0.005)
 
 
 class _Paths:
@@ -160,3 +194,46 @@ def _recording(facet: str, fn: Handler, calls: list[Called], mistakes: list[Mock
             raise RuntimeError(str(err)) from None
 
     return call
+
+
+class Background:
+    """One time-skipping server for a whole pytest session, in an event loop of its own thread, so sync and
+    async tests alike (each in its own loop) run on it."""
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="ffl-temporal", daemon=True)
+        self.thread.start()
+        self.folder = tempfile.TemporaryDirectory(prefix="ffl-test-")
+        self.env = self._call(start_server())
+        self.runner = TemporalRun(self.env, Path(self.folder.name))
+
+    def _call(self, work: Awaitable[T]) -> T:
+        return asyncio.run_coroutine_threadsafe(work, self.loop).result()
+
+    async def arun(self, tester: Tester, workflow: str, inputs: Mapping[str, Any] | None = None,
+                   **options: Any) -> Result:
+        future = asyncio.run_coroutine_threadsafe(self.runner.arun(tester, workflow, inputs, **options), self.loop)
+        return await asyncio.wrap_future(future)
+
+    def close(self) -> None:
+        self._call(self.env.shutdown())
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join()
+        self.folder.cleanup()
+
+
+class TemporalTester:
+    """A ``Tester`` whose runs go to the session's time-skipping server (``pytest --ffl-temporal``)."""
+
+    __test__ = False  # no pytest test class
+
+    def __init__(self, tester: Tester, server: Background):
+        self.tester, self.server = tester, server
+        self.program, self.coverage = tester.program, tester.coverage
+
+    async def arun(self, workflow: str, inputs: Mapping[str, Any] | None = None, **options: Any) -> Result:
+        return await self.server.arun(self.tester, workflow, inputs, **options)
+
+    def run(self, workflow: str, inputs: Mapping[str, Any] | None = None, **options: Any) -> Result:
+        return asyncio.run(self.arun(workflow, inputs, **options))
