@@ -134,36 +134,27 @@ class MemoryEffects:
 
     def __post_init__(self) -> None:
         self.started = self.clock
-        self._time: VirtualClock | None = None
+        self.time = VirtualClock(self.clock)
         self._kept: dict[str, deque[Message]] = {
             name: deque(Message(name, payload) for payload in payloads) for name, payloads in self.signals.items()}
         self._waiting: dict[str, deque[tuple[str, asyncio.Future]]] = {}
 
-    @property
-    def time(self) -> VirtualClock:
-        """The run's virtual clock, made in the run's event loop; ``sent`` messages are scheduled on it."""
-        if self._time is None:
-            self._time = VirtualClock(self.clock)
-            for message in self.sent:
-                self._time.at(self.started + timedelta(seconds=message.at), lambda m=message: self._deliver(m))
-        return self._time
-
     def start(self) -> None:
-        """Schedule the ``sent`` messages (the run begins now, in a running event loop)."""
-        _ = self.time
+        """The run begins (in its event loop): the ``sent`` messages are scheduled on its clock."""
+        for message in self.sent:
+            self.time.at(self.started + timedelta(seconds=message.at), lambda m=message: self._deliver(m))
 
     def finish(self) -> None:
         """The run is over: timers stop, updates nobody took are refused, ``clock`` is the run's end."""
-        if self._time is not None:
-            self.clock = self._time.now
-            self._time.stop()
+        self.clock = self.time.now
+        self.time.stop()
         self.refused.extend(m for m in self.sent if m.update and m not in self.refused
                             and all(m is not t for _, t in self.taken))
 
     @property
     def elapsed(self) -> timedelta:
         """Virtual time the run took."""
-        return (self._time.now if self._time is not None else self.clock) - self.started
+        return self.time.now - self.started
 
     def _deliver(self, message: Message) -> None:
         waiting = self._waiting.get(message.name)

@@ -63,3 +63,44 @@ def test_a_foreach_body_counts_once_an_iteration_ran():
     hello.run("hello.Greet", {"names": []}, mocks={"hello.Summarize": {"summary": "", "count": 0}})
     kinds = [p.kind for p in hello.coverage.missed]
     assert kinds == ["foreach", "step", "case", "step", "case", "step"]
+
+
+
+RATIO = """\
+namespace calc {
+    event facet Divide(x: Long, y: Long) => (quotient: Double)
+
+    workflow Ratio(x: Long, y: Long) => (value: Double, why: String) andThen {
+        d = Divide(x = $.x, y = $.y) catch when {
+            case d.error_type == "Overflow" => {
+                yield Divide(quotient = 0.0)
+            }
+            case _ => {
+                yield Divide(quotient = 1.0)
+            }
+        }
+        e = Divide(x = $.y, y = $.x)
+        yield Ratio(value = d.quotient + e.quotient)
+    } catch {
+        yield Ratio(value = -1.0, why = $.error_type)
+    }
+}
+"""
+
+Overflow = type("Overflow", (Exception,), {})
+
+
+def divide(args: dict) -> dict:
+    if args["x"] == 1:
+        raise Overflow("too big")
+    return {"quotient": 2.0}
+
+
+def test_a_workflows_catch_and_the_cases_of_a_catch_when_are_places_of_their_own():
+    ratio = Tester(compile_sources([("ratio.ffl", RATIO)]))
+    failed = ratio.run("calc.Ratio", {"x": 1, "y": 0}, mocks={"calc.Divide": ZeroDivisionError("division by zero")})
+    assert failed.outputs is not None and failed.outputs["why"] == "ZeroDivisionError"
+    assert [(p.line, p.kind) for p in ratio.coverage.missed] == [(6, "case")]
+    assert ratio.run("calc.Ratio", {"x": 1, "y": 3}, mocks={"calc.Divide": divide}).outputs == {"value": 2.0}
+    assert ratio.coverage.missed == []
+    assert sorted(p.kind for p in ratio.coverage.places) == ["case", "case", "catch", "catch", "step", "step"]
