@@ -15,10 +15,16 @@ import json
 import sys
 from pathlib import Path
 
+DESCRIPTION = """\
+Run the *.test.yaml files beside FFL programs (docs/testing.md): in memory by
+default, in milliseconds and without a server; with --temporal, the same files
+on Temporal's time-skipping test server. Output and exit status are pytest's:
+0 all passed, 1 a test failed, 2 a file or test could not run, 5 no tests."""
+
 
 def register(subparsers) -> None:
     test = subparsers.add_parser("test", help="run the FFL tests (*.test.yaml) of files or folders",
-                                 description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+                                 description=DESCRIPTION, formatter_class=argparse.RawDescriptionHelpFormatter)
     test.add_argument("paths", nargs="*", metavar="PATH", help="test files or folders (default: .)")
     test.add_argument("--temporal", action="store_true",
                       help="run on Temporal's time-skipping test server instead of in memory")
@@ -27,7 +33,13 @@ def register(subparsers) -> None:
 
 
 def _test(args: argparse.Namespace) -> int:
-    from interpreter.testing.suite import run_files
+    try:
+        from interpreter.testing.suite import run_files
+    except ModuleNotFoundError as err:
+        if err.name != "yaml":
+            raise
+        print("ffl test: reading test files needs PyYAML (pip install 'ffl-temporal[test]')", file=sys.stderr)
+        return 2
 
     if args.temporal:
         from interpreter.testing.temporal import on_temporal
