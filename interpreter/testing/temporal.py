@@ -19,6 +19,7 @@ import tempfile
 import threading
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from datetime import timedelta
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -119,8 +120,9 @@ class TemporalRun:
         tester.coverage.reached(tester.program, workflow, reached.paths)
         elapsed = (described.close_time or described.start_time) - described.start_time
         taken = [(r["step"], r["name"]) for r in received["received"] if r["state"] == "taken"]
-        return Result(outputs, failure, calls, type(elapsed)(seconds=round(elapsed.total_seconds())),
-                      taken, refused, logs)
+        # whole seconds: the handlers' real milliseconds pass on the server's clock too
+        return Result(outputs, failure, calls, timedelta(seconds=round(elapsed.total_seconds())), taken, refused,
+                      logs)
 
     async def _send(self, handle, messages: list[Message], refused: list[str]) -> None:
         """Each message at its moment of the run's virtual time; updates refused go to ``refused``.
@@ -128,9 +130,8 @@ class TemporalRun:
         Time moves only while the run is idle (no workflow task, no activity pending), as the in-memory
         clock moves only when nothing else can: the server skips to the moment, the run handles the timers
         that fired, then the message is sent. A message due after the run ended is never sent (an update
-        then counts as refused, as in memory). The test
-        server answers an update its validator refused with "update not found" (an RPCError) rather than an
-        update failure: either is a refusal.
+        then counts as refused, as in memory). The test server answers an update its validator refused with
+        "update not found" (an RPCError) rather than an update failure: either is a refusal.
         """
         started = (await handle.describe()).start_time
         for index, message in enumerate(messages):
