@@ -170,6 +170,11 @@ def _case(path: Path, entry: Located) -> Case:
     _check_keys(path, expect, ("outputs", "failure", "calls", "elapsed_seconds"), f"{name}: 'expect'")
     if "outputs" in expect and "failure" in expect:
         raise _fail(path, expect.lines["failure"], f"{name}: expect outputs or a failure, not both")
+    for key in ("outputs", "failure", "calls"):
+        if key in expect and not isinstance(expect[key], Located):
+            raise _fail(path, expect.lines[key], f"{name}: 'expect.{key}' must be a mapping")
+    if "elapsed_seconds" in expect and not isinstance(expect["elapsed_seconds"], (int, float)):
+        raise _fail(path, expect.lines["elapsed_seconds"], f"{name}: 'expect.elapsed_seconds' must be a number")
     return Case(name, entry.line, workflow, dict(inputs),
                 {facet: _mock(path, mocks.lines.get(facet, mocks.line), name, facet, spec)
                  for facet, spec in mocks.items()},
@@ -245,7 +250,7 @@ def check(path: Path, case: Case, result: Result) -> Iterator[Problem]:
         return Problem(str(path), where.lines.get(key, where.line), case.name, text)
 
     if "failure" in expect:
-        wanted = expect["failure"] if isinstance(expect["failure"], Located) else Located()
+        wanted = expect["failure"]
         if result.failure is None:
             yield problem("failure", f"expected a failure, but the run returned {result.outputs}")
         else:
@@ -261,14 +266,14 @@ def check(path: Path, case: Case, result: Result) -> Iterator[Problem]:
     elif result.failure is not None:
         yield Problem(str(path), expect.lines.get("outputs", case.line), case.name, f"the run failed: {result.failure}")
     outputs = expect.get("outputs")
-    if isinstance(outputs, Located) and result.outputs is not None:
+    if outputs is not None and result.outputs is not None:
         for key, value in outputs.items():
             if key not in result.outputs:
                 yield problem(key, f"output '{key}' missing (outputs: {sorted(result.outputs)})", outputs)
             elif result.outputs[key] != value:
                 yield problem(key, f"output '{key}': expected {value!r}, got {result.outputs[key]!r}", outputs)
     calls = expect.get("calls")
-    if isinstance(calls, Located):
+    if calls is not None:
         for facet, wanted in calls.items():
             yield from _calls(problem, calls, facet, wanted, result.calls_to(facet))
     if "elapsed_seconds" in expect and result.elapsed.total_seconds() != expect["elapsed_seconds"]:

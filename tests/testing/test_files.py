@@ -71,6 +71,8 @@ def test_an_expected_failure_that_does_not_happen_is_reported(calc_folder: Path)
     ("tests:\n  - name: t\n    workflow: calc.Double\n    signals: [{name: go, at: soon}]\n", 4,
      "a signal needs a 'name' and, optionally, 'at' in seconds"),
     ("tests: [\n", 2, "not valid YAML"),
+    ("tests:\n  - name: t\n    workflow: calc.Double\n    expect:\n      outputs: [1]\n", 5,
+     "t: 'expect.outputs' must be a mapping"),
 ])
 def test_a_mistake_in_a_test_file_names_its_line(calc_folder: Path, text: str, line: int, words: str):
     path = calc_folder / "calc.test.yaml"
