@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 
 from interpreter.compiler import compile_sources
@@ -113,3 +115,8 @@ def test_mocking_a_facet_the_program_lacks_is_a_mistake_of_the_test(race: Tester
         race.run("t.Race", mocks={"t.Nope": {}})
     with pytest.raises(MockError, match=r"t.Note is marked real, but no handler file registers it"):
         race.run("t.Race", mocks={"t.Note": REAL})
+
+
+async def test_runs_side_by_side_in_one_loop_each_keep_their_own_time(race: Tester):
+    runs = await asyncio.gather(*(race.arun("t.Then", signals=[signal("go", at=at)]) for at in (300, 100, 200)))
+    assert [run.elapsed.total_seconds() for run in runs] == [310, 110, 210]
