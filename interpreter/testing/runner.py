@@ -85,7 +85,7 @@ class Result:
     elapsed: timedelta
     signals_taken: list[tuple[str, str]] = field(default_factory=list)  # (path of the wait, signal name)
     refused: list[str] = field(default_factory=list)  # names of updates nobody waited for
-    logs: list[str] = field(default_factory=list)
+    logs: list[str] = field(default_factory=list)  # real handlers' _step_log lines, the run's log and warnings
 
     @property
     def ok(self) -> bool:
@@ -188,7 +188,9 @@ class Tester:
                               [path for path, _, state in run.reporter.records if state == "running"])
         return Result(run.returns, failure_of(run.failure), [Called(f, a, p) for p, f, a in effects.calls],
                       effects.elapsed, [(path, m.name) for path, m in effects.taken],
-                      [m.name for m in effects.refused], logs + [f"{p}: {m}" for p, m in run.reporter.logs])
+                      [m.name for m in effects.refused],
+                      logs + [f"{p}: {m}" for p, m in run.reporter.logs]
+                      + [f"{p}: warning: {m}" for p, m in run.reporter.warnings])
 
     def run(self, workflow: str, inputs: Mapping[str, Any] | None = None, **options: Any) -> Result:
         """``arun`` for a test that is not a coroutine."""
