@@ -33,7 +33,6 @@ from temporalio.worker import Worker
 from interpreter.activities.dispatch import build_handler_activity, handler_worker_options
 from interpreter.activities.handlers import HandlerRegistry, is_async_handler
 from interpreter.activities.interpreter_side import build_interpreter_activities
-from interpreter.activities.payload import EXTRA_KEYS
 from interpreter.activities.program_store import LocalProgramStore
 from interpreter.local.services import find_binary
 from interpreter.program.constants import SIGNALS_QUERY
@@ -181,7 +180,7 @@ def _recording(facet: str, fn: Handler, calls: list[Called], mistakes: list[Mock
     """The test's handler for ``facet`` on the handler worker: the call recorded with its step's path."""
 
     async def call(payload: dict[str, Any]) -> Any:
-        args = {k: v for k, v in payload.items() if k not in EXTRA_KEYS}
+        args = dict(payload)  # a HandlerPayload: its arguments only, the worker's extras stay behind
         calls.append(Called(facet, args, activity.info().activity_id))
         try:
             if real:
