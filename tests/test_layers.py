@@ -2,7 +2,7 @@
 
 Layers, imports pointing only down: 1 compiler, 2 program (model, serializer,
 evaluator), 3 semantics (the language's interpreter and its effects interface),
-4 workflows, 5 activities, 6 entry points (cli, local, worker).
+4 workflows, 5 activities, 6 entry points (cli, local, testing, worker).
 The pure layers (compiler, program, semantics) and the deterministic workflows
 must not reach MongoDB; the pure layers must not reach Temporal either, so the
 semantics run with temporalio made unimportable. Each check runs in a fresh
@@ -17,7 +17,7 @@ import textwrap
 
 import pytest
 
-ENTRY = ["interpreter.cli", "interpreter.local", "worker"]
+ENTRY = ["interpreter.cli", "interpreter.local", "interpreter.testing", "worker"]
 
 RULES = {
     "interpreter.program": ["interpreter.compiler", "interpreter.semantics", "interpreter.workflows",
