@@ -3,12 +3,18 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 
 
 def _lsp(args: argparse.Namespace) -> int:
     from ..lsp.server import server
 
-    server.start_io()
+    # pygls closes the streams it is given when the client leaves: give it its own, so the command
+    # line's final flush of sys.stdout still works.
+    with os.fdopen(sys.stdin.fileno(), "rb", closefd=False) as stdin, \
+            os.fdopen(sys.stdout.fileno(), "wb", closefd=False) as stdout:
+        server.start_io(stdin, stdout)
     return 0
 
 

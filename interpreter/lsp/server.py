@@ -45,18 +45,19 @@ class FFLServer(LanguageServer):
         super().__init__(NAME, "v1")
         self.ffl = Workspace()
 
-    def publish(self, diagnostics: dict[str, list[Diagnostic]]) -> None:
-        for path, found in sorted(diagnostics.items()):
+    def publish(self, diagnostics: dict[str, list[Diagnostic]], cause: str) -> None:
+        """Publish per file, the file whose event caused the check last (a client waiting for it has all)."""
+        for path, found in sorted(diagnostics.items(), key=lambda item: (item[0] == cause, item[0])):
             state = self.ffl.program(path).files.get(path)
             text = state.text if state is not None else Text("")
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
                 uri=from_fs_path(path) or path, diagnostics=[to_lsp(d, text) for d in found]))
 
-    def run_check(self, job) -> None:
+    def run_check(self, path: str, job) -> None:
         with collector_paused():
-            found = job()
+            found = job(path)
         gc.freeze()
-        self.publish(found)
+        self.publish(found, path)
 
     def lookup(self, uri: str):
         """(index, text, symbols) of a document; index None until it has parsed once."""
@@ -82,19 +83,19 @@ def initialize(ls: FFLServer, params: types.InitializeParams) -> None:
 @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
 def did_open(ls: FFLServer, params: types.DidOpenTextDocumentParams) -> None:
     doc = params.text_document
-    ls.run_check(lambda: ls.ffl.opened(_path(doc.uri), doc.text))
+    ls.run_check(_path(doc.uri), lambda path: ls.ffl.opened(path, doc.text))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
 def did_change(ls: FFLServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
     text = ls.workspace.get_text_document(uri).source  # pygls has applied the (incremental) changes
-    ls.run_check(lambda: ls.ffl.changed(_path(uri), text))
+    ls.run_check(_path(uri), lambda path: ls.ffl.changed(path, text))
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
 def did_close(ls: FFLServer, params: types.DidCloseTextDocumentParams) -> None:
-    ls.run_check(lambda: ls.ffl.closed(_path(params.text_document.uri)))
+    ls.run_check(_path(params.text_document.uri), ls.ffl.closed)
 
 
 @server.feature(types.TEXT_DOCUMENT_HOVER)
