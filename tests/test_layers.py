@@ -1,9 +1,11 @@
 """Layer rules of the architecture, enforced: each layer imports with the layers above it blocked.
 
 Layers, imports pointing only down: 1 compiler, 2 program (model, serializer,
-evaluator), 3 workflows, 4 activities, 5 entry points (cli, local, worker).
-The pure layers (compiler, program) and the deterministic workflows must not
-reach MongoDB; the pure layers must not reach Temporal either. Each check runs
+evaluator), 3 workflows, 4 activities, 5 entry points (cli, local, worker,
+the language server). The pure layers (compiler, program) and the
+deterministic workflows must not reach MongoDB; the pure layers must not reach
+Temporal either. The language server reads programs only: it reaches neither
+Temporal, MongoDB nor the layers that run programs. Each check runs
 in a fresh interpreter that imports every module of the package.
 """
 
@@ -15,7 +17,7 @@ import textwrap
 
 import pytest
 
-ENTRY = ["interpreter.cli", "interpreter.local", "worker"]
+ENTRY = ["interpreter.cli", "interpreter.local", "interpreter.lsp", "worker"]
 
 RULES = {
     "interpreter.program": ["interpreter.compiler", "interpreter.workflows", "interpreter.activities",
@@ -23,6 +25,8 @@ RULES = {
     "interpreter.compiler": ["interpreter.workflows", "interpreter.activities", *ENTRY, "temporalio", "pymongo"],
     "interpreter.workflows": ["interpreter.activities", *ENTRY, "pymongo"],
     "interpreter.activities": ENTRY,
+    "interpreter.lsp": ["interpreter.workflows", "interpreter.activities", "interpreter.cli", "interpreter.local",
+                        "worker", "temporalio", "pymongo"],
 }
 
 PROBE = textwrap.dedent("""
