@@ -4,8 +4,9 @@ When an edit leaves a file's interface unchanged, no other file can see a
 difference, so only the edited file is checked again. The other files take
 part in that check as stubs. A declaration the checked files can read (a
 name they write, and what its signature reads in turn: mixins, types,
-implicits) comes with its signature, mixins, catch and script-written
-returns, all that checking someone else's body reads of it; every other
+implicits, the facets its body always calls) comes with its signature,
+mixins, catch, script-written returns and those calls (for the recursion
+check), all that checking someone else's body reads of it; every other
 declaration comes as its name and kind alone, enough for did-you-mean,
 duplicates and the program-wide search by short name.
 """
@@ -27,6 +28,7 @@ from ..program.model import (
     Param,
     SchemaDecl,
     SourceFile,
+    Step,
     Use,
 )
 
@@ -92,16 +94,32 @@ def _type_names(params: Iterable[Param]) -> set[str]:
     return {short(p.type.name) for p in params if p.type.name not in BUILTIN_TYPES}
 
 
+def _unconditional_calls(blocks: list[Block]) -> list[str]:
+    """Facets a body always calls, as written: what the compiler's recursion check follows."""
+    names: list[str] = []
+    pending = [b for b in blocks if b.kind == "steps"]
+    while pending:
+        for step in pending.pop(0).steps:
+            if step.blocks:
+                pending.extend(b for b in step.blocks if b.kind == "steps")
+            else:
+                names.append(step.call.name)
+    return names
+
+
 def _stub_decl(decl, namespace: str) -> StubDecl:
     qname = f"{namespace}.{decl.name}" if namespace else decl.name
     implicit_of = None
     if isinstance(decl, FacetDecl):
         kept = [block for block in decl.blocks if block.kind == "script"]
-        if len(kept) < len(decl.blocks):
-            kept.append(Block(kind="steps"))  # keeps "has a body": a facet without one exposes its parameters
+        calls = _unconditional_calls(decl.blocks)
+        if len(kept) < len(decl.blocks):  # a body stays a body: a facet without one exposes its parameters
+            kept.append(Block(kind="steps", steps=[Step(name=f"s{i}", call=Call(name=name))
+                                                   for i, name in enumerate(calls)]))
         catch = Catch(block=Block(kind="steps"), loc=decl.catch.loc) if decl.catch is not None else None
         full = decl.model_copy(update={"blocks": kept, "catch": catch})
         needs = _type_names(decl.params) | _type_names(decl.returns) | {short(m.name) for m in decl.mixins}
+        needs |= {short(name) for name in calls}
         light = FacetDecl(kind=decl.kind, name=decl.name, loc=decl.loc)
     elif isinstance(decl, SchemaDecl):
         full, needs = decl, _type_names(decl.fields)
