@@ -13,7 +13,11 @@ function activate(context) {
     "ffl",
     "FFL language server",
     { command, args },
-    { documentSelector: [{ scheme: "file", language: "ffl" }] }
+    {
+      documentSelector: [{ scheme: "file", language: "ffl" }],
+      // files changed on disk (a checkout, a generator) are checked again too
+      synchronize: { fileEvents: vscode.workspace.createFileSystemWatcher("**/*.ffl") },
+    }
   );
   context.subscriptions.push(client);
   return client.start();

@@ -84,6 +84,18 @@ def _parameters(symbols: Symbols, decl: FacetDecl | SchemaDecl | None) -> list[I
     return items
 
 
+def _yieldable(symbols: Symbols, decl: FacetDecl | SchemaDecl | None) -> list[Item]:
+    """Names ``yield F(...)`` may set: the returns of F and of its signature mixins."""
+    if not isinstance(decl, FacetDecl):
+        return []
+    items = [Item(r.name, K.Field, _param(r)) for r in decl.returns]
+    for mixin in decl.mixins:
+        mixed = symbols.declaration(mixin.facet)
+        if isinstance(mixed, FacetDecl):
+            items += [Item(r.name, K.Field, _param(r)) for r in mixed.returns]
+    return items
+
+
 def _declarations(symbols: Symbols, prefix: str) -> list[Item]:
     """Declarations and namespaces directly inside namespace ``prefix`` (``ffl`` gives the built-ins)."""
     items: dict[str, Item] = {}
@@ -126,8 +138,8 @@ def _visible(symbols: Symbols, namespace: str, uses: tuple[str, ...]) -> list[It
     return list(items.values())
 
 
-def _open_call(before: str) -> tuple[str, str] | None:
-    """(callee as written, the arguments typed so far) when the cursor is inside an unclosed ``F(``."""
+def _open_call(before: str) -> tuple[str, str, bool] | None:
+    """(callee as written, the arguments typed so far, whether it is a yield) inside an unclosed ``F(``."""
     depth = 0
     for at in range(len(before) - 1, -1, -1):
         char = before[at]
@@ -140,7 +152,10 @@ def _open_call(before: str) -> tuple[str, str] | None:
         elif char == "(":
             if depth == 0:
                 callee = _CALLEE.search(before[:at])
-                return (re.sub(r"\s", "", callee.group(1)), before[at:]) if callee else None
+                if callee is None:
+                    return None
+                is_yield = before[: callee.start()].rstrip().endswith("yield")
+                return re.sub(r"\s", "", callee.group(1)), before[at:], is_yield
             depth -= 1
     return None
 
@@ -170,7 +185,8 @@ def complete(index: FileIndex | None, symbols: Symbols, text: Text, line: int, c
     if call is not None and _ARG_NAME.search(call[1]):
         callee = _lookup(symbols, call[0], namespace, uses)
         given = set(_GIVEN.findall(call[1]))
-        return [item for item in _parameters(symbols, callee) if item.label not in given]
+        offered = _yieldable(symbols, callee) if call[2] else _parameters(symbols, callee)
+        return [item for item in offered if item.label not in given]
     items = [Item(word, K.Keyword) for word in KEYWORDS]
     items += _visible(symbols, namespace, uses)
     if scope is not None:

@@ -98,6 +98,15 @@ def did_close(ls: FFLServer, params: types.DidCloseTextDocumentParams) -> None:
     ls.run_check(_path(params.text_document.uri), ls.ffl.closed)
 
 
+@server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+def did_change_watched_files(ls: FFLServer, params: types.DidChangeWatchedFilesParams) -> None:
+    """A file changed on disk (a checkout, another tool): re-read it unless an editor holds it open."""
+    for change in params.changes:
+        path = _path(change.uri)
+        if path.endswith(".ffl") and path not in ls.ffl.open:
+            ls.run_check(path, ls.ffl.closed)
+
+
 @server.feature(types.TEXT_DOCUMENT_HOVER)
 def hover(ls: FFLServer, params: types.HoverParams) -> types.Hover | None:
     index, _, symbols = ls.lookup(params.text_document.uri)

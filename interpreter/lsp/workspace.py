@@ -76,7 +76,7 @@ class Workspace:
         return self._publish(program, program.update(path, text))
 
     def closed(self, path: str) -> dict[str, list[Diagnostic]]:
-        """An editor closed ``path``: the program reads it from the disk again (or forgets it, if gone)."""
+        """An editor closed ``path``, or it changed on disk: read it again (or forget it, if gone)."""
         self.open.pop(path, None)
         program = self.program(path)
         file = Path(path)

@@ -112,6 +112,12 @@ async def test_completion_offers_parameters_after_dollar_dot_and_arguments_insid
     assert await labels(client, SHOP, typed, "box.width, ", 11) == {"height"}
 
 
+async def test_completion_inside_a_yield_offers_the_returns_of_its_target(client):
+    await open_file(client, SHOP)
+    text = SHOP.read_text().replace("yield Quote(total = a.area)", "yield Quote(")
+    assert await labels(client, SHOP, text, "Quote(\n", 6) == {"total"}
+
+
 async def test_completion_offers_built_ins_after_ffl_dot_and_visible_names_elsewhere(client):
     await open_file(client, SHOP)
     text = SHOP.read_text()
