@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from ..program.model import FacetDecl, SchemaDecl
-from .hover import _param, signature
+from .hover import param_text, signature
 from .index import FileIndex, Scope
 from .symbols import Symbols
 from .text import Text
@@ -53,16 +53,16 @@ def _members(symbols: Symbols, qname: str | None, catches: bool) -> list[Item]:
     """What ``step.`` may read when the step calls ``qname``."""
     decl = symbols.declaration(qname)
     if isinstance(decl, SchemaDecl):
-        return [Item(f.name, K.Field, _param(f)) for f in decl.fields]
+        return [Item(f.name, K.Field, param_text(f)) for f in decl.fields]
     if decl is None:
         return []
-    items = [Item(r.name, K.Field, _param(r)) for r in decl.returns]
+    items = [Item(r.name, K.Field, param_text(r)) for r in decl.returns]
     for mixin in decl.mixins:
         mixed = symbols.declaration(mixin.facet)
         if isinstance(mixed, FacetDecl):
-            items += [Item(r.name, K.Field, _param(r)) for r in mixed.returns + mixed.params]
+            items += [Item(r.name, K.Field, param_text(r)) for r in mixed.returns + mixed.params]
     if decl.kind != "event" and not decl.blocks and decl.script is None and decl.prompt is None:
-        items += [Item(p.name, K.Field, _param(p)) for p in decl.params]
+        items += [Item(p.name, K.Field, param_text(p)) for p in decl.params]
     if catches or decl.catch is not None:
         items += [Item("error", K.Field, "error: String"), Item("error_type", K.Field, "error_type: String")]
     return items
@@ -71,16 +71,16 @@ def _members(symbols: Symbols, qname: str | None, catches: bool) -> list[Item]:
 def _parameters(symbols: Symbols, decl: FacetDecl | SchemaDecl | None) -> list[Item]:
     """Names a call of ``decl`` (or ``$.`` inside it) may use: parameters, fields, merged mixins' parameters."""
     if isinstance(decl, SchemaDecl):
-        return [Item(f.name, K.Field, _param(f)) for f in decl.fields]
+        return [Item(f.name, K.Field, param_text(f)) for f in decl.fields]
     if decl is None:
         return []
-    items = [Item(p.name, K.Variable, _param(p)) for p in decl.params]
+    items = [Item(p.name, K.Variable, param_text(p)) for p in decl.params]
     for mixin in decl.mixins:
         mixed = symbols.declaration(mixin.facet)
         if mixin.alias:
             items.append(Item(mixin.alias, K.Variable, f"{mixin.alias}: {mixin.facet}"))
         elif isinstance(mixed, FacetDecl):
-            items += [Item(p.name, K.Variable, _param(p)) for p in mixed.params]
+            items += [Item(p.name, K.Variable, param_text(p)) for p in mixed.params]
     return items
 
 
@@ -88,11 +88,11 @@ def _yieldable(symbols: Symbols, decl: FacetDecl | SchemaDecl | None) -> list[It
     """Names ``yield F(...)`` may set: the returns of F and of its signature mixins."""
     if not isinstance(decl, FacetDecl):
         return []
-    items = [Item(r.name, K.Field, _param(r)) for r in decl.returns]
+    items = [Item(r.name, K.Field, param_text(r)) for r in decl.returns]
     for mixin in decl.mixins:
         mixed = symbols.declaration(mixin.facet)
         if isinstance(mixed, FacetDecl):
-            items += [Item(r.name, K.Field, _param(r)) for r in mixed.returns]
+            items += [Item(r.name, K.Field, param_text(r)) for r in mixed.returns]
     return items
 
 

@@ -12,7 +12,7 @@ def _type(ref: TypeRef) -> str:
     return "[" * ref.depth + ref.name + "]" * ref.depth
 
 
-def _param(param: Param) -> str:
+def param_text(param: Param) -> str:
     default = f" = {expr_text(param.default)}" if param.default is not None else ""
     return f"{param.name}: {_type(param.type)}{default}"
 
@@ -20,9 +20,9 @@ def _param(param: Param) -> str:
 def signature(decl: FacetDecl) -> str:
     """``event facet ns.F(a: Long = 1) => (r: String)`` with its mixins."""
     keyword = {"event": "event facet", "facet": "facet", "workflow": "workflow"}[decl.kind]
-    text = f"{keyword} {decl.qname}({', '.join(map(_param, decl.params))})"
+    text = f"{keyword} {decl.qname}({', '.join(map(param_text, decl.params))})"
     if decl.returns:
-        text += f" => ({', '.join(map(_param, decl.returns))})"
+        text += f" => ({', '.join(map(param_text, decl.returns))})"
     for mixin in decl.mixins:
         text += f" with {mixin.facet or mixin.name}" + (f" as {mixin.alias}" if mixin.alias else "")
     return text
@@ -42,14 +42,14 @@ def _facet(decl: FacetDecl) -> str:
 def _returns(symbols: Symbols, qname: str | None) -> list[str]:
     decl = symbols.declaration(qname)
     if isinstance(decl, SchemaDecl):
-        return [_param(f) for f in decl.fields]
+        return [param_text(f) for f in decl.fields]
     if not isinstance(decl, FacetDecl):
         return []
-    out = [_param(r) for r in decl.returns]
+    out = [param_text(r) for r in decl.returns]
     for mixin in decl.mixins:
         mixed = symbols.declaration(mixin.facet)
         if isinstance(mixed, FacetDecl):
-            out += [_param(r) for r in mixed.returns]
+            out += [param_text(r) for r in mixed.returns]
     return out
 
 
@@ -58,7 +58,7 @@ def render(symbol: Symbol, symbols: Symbols) -> str:
     if isinstance(node, FacetDecl):
         return _facet(node)
     if isinstance(node, SchemaDecl):
-        fields = "".join(f"\n    {_param(f)}" for f in node.fields)
+        fields = "".join(f"\n    {param_text(f)}" for f in node.fields)
         return _fence(f"schema {node.qname} {{{fields}\n}}", node.doc)
     if isinstance(node, ImplicitDecl):
         args = ", ".join(f"{a.name} = {expr_text(a.value)}" for a in node.call.args)
@@ -76,7 +76,7 @@ def render(symbol: Symbol, symbols: Symbols) -> str:
     if isinstance(node, Param):
         what = {"parameter": "$.", "return": "return ", "field": "field "}.get(symbol.kind, "")
         owner = f"{symbol.kind} of `{symbol.owner}`"
-        return _fence(f"{what}{_param(node)}", owner)
+        return _fence(f"{what}{param_text(node)}", owner)
     if isinstance(node, Block):
         return _fence(f"foreach {symbol.name}", f"variable of a foreach in `{symbol.owner}`")
     return _fence(symbol.name)
