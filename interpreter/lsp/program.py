@@ -5,9 +5,10 @@ Each check runs the compiler's own passes (``parse_all``'s parser and
 ``analyse``) on full trees of the files an edit can affect and on stubs of
 the others, so its diagnostics are those of ``ffl check`` while its cost
 follows the edit, not the program. A file is affected when it is the edited
-one, or when the edit changed the interface of a name it writes, declares or
-whose use it reports as an error (unknown names and their did-you-mean depend
-on every declaration).
+one, or when the edit changed the interface of a name it writes or declares,
+or moved a declaration of a name it declares too (its duplicate's message
+cites the line), or when it has errors (unknown names and their did-you-mean
+depend on every declaration).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ class ProgramState:
         else:
             state.text = Text(source)
         tree = self._parse(state)
-        affected = {path} | self._dependents(changed_names(before, state.interface), path)
+        affected = {path} | self._dependents(*changed_names(before, state.interface), path)
         trees = {path: tree} if tree is not None else {}
         for other in sorted(affected - {path}):
             parsed = self._reparse(self.files[other])
@@ -73,7 +74,7 @@ class ProgramState:
         state = self.files.pop(path, None)
         if state is None:
             return set()
-        affected = self._dependents(changed_names(state.interface, {}), path)
+        affected = self._dependents(*changed_names(state.interface, {}), path)
         trees = {p: t for p in affected if (t := self._reparse(self.files[p])) is not None}
         self._check(trees, affected)
         return affected | {path}
@@ -95,16 +96,17 @@ class ProgramState:
             return None
         return parse_source(state.text.source, state.path)
 
-    def _dependents(self, names: set[str], edited: str) -> set[str]:
-        """Files other than ``edited`` whose diagnostics may change when declarations called ``names`` change."""
-        if not names:
+    def _dependents(self, changed: set[str], moved: set[str], edited: str) -> set[str]:
+        """Files other than ``edited`` whose diagnostics may change when declarations of these names change or move."""
+        if not changed and not moved:
             return set()
         out = set()
         for path, state in self.files.items():
             if path == edited:
                 continue
             index = state.index
-            if errors_of(state.diagnostics) or index is None or names & (index.written | index.declared):
+            if (errors_of(state.diagnostics) or index is None or changed & (index.written | index.declared)
+                    or moved & index.declared):
                 out.add(path)
         return out
 

@@ -14,6 +14,7 @@ duplicates and the program-wide search by short name.
 from __future__ import annotations
 
 import pickle
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -32,8 +33,15 @@ from ..program.model import (
     Use,
 )
 
-Interface = dict[str, bytes]
-"""Qualified name (``namespace:`` prefix for namespaces) → its stub, pickled: equal bytes, same interface."""
+Interface = dict[str, tuple[str, int, int]]
+"""Qualified name (``namespace:`` prefix for namespaces) → its stub's text without positions, and its line and column.
+
+Positions are apart because only a duplicate's message cites another file's
+position ("first declared at"): a declaration that only moved (a line added
+above it) concerns the files that declare the same name, not those that use it.
+"""
+
+_LOC = re.compile(r'"loc":\{"file":"[^"\\]*","line":\d+,"col":\d+\},?')
 
 
 def short(name: str) -> str:
@@ -46,6 +54,9 @@ class StubDecl:
 
     name: str
     qname: str
+    fingerprint: str
+    line: int
+    col: int
     needs: frozenset[str]
     implicit_of: str | None
     blob: bytes
@@ -74,8 +85,8 @@ class FileStub:
         out: Interface = {}
         for block in self.blocks:
             if block.namespace is not None:
-                out[f"namespace:{block.namespace}"] = b""
-            out.update((decl.qname, decl.blob) for decl in block.decls)
+                out[f"namespace:{block.namespace}"] = ("", 0, 0)
+            out.update((decl.qname, (decl.fingerprint, decl.line, decl.col)) for decl in block.decls)
         return out
 
     def assemble(self, wanted: set[str]) -> SourceFile:
@@ -128,7 +139,10 @@ def _stub_decl(decl, namespace: str) -> StubDecl:
         full, implicit_of = decl, short(decl.call.name)
         needs = {implicit_of}
         light = ImplicitDecl(name=decl.name, call=Call(name=decl.call.name, loc=decl.call.loc), loc=decl.loc)
-    return StubDecl(decl.name, qname, frozenset(needs), implicit_of, pickle.dumps(full), light)
+    fingerprint = _LOC.sub("", full.model_dump_json())
+    line, col = (decl.loc.line, decl.loc.col) if decl.loc else (0, 0)
+    return StubDecl(decl.name, qname, fingerprint, line, col, frozenset(needs), implicit_of, pickle.dumps(full),
+                    light)
 
 
 def file_stub(source: SourceFile) -> FileStub:
@@ -199,7 +213,13 @@ def written_names(source: SourceFile) -> set[str]:
     return names
 
 
-def changed_names(before: Interface, after: Interface) -> set[str]:
-    """Short names of declarations and namespaces added, removed or changed."""
-    keys = {k for k in before.keys() | after.keys() if before.get(k) != after.get(k)}
-    return {short(key.removeprefix("namespace:")) for key in keys}
+def changed_names(before: Interface, after: Interface) -> tuple[set[str], set[str]]:
+    """Short names of declarations and namespaces added, removed or changed; and of those only moved."""
+    changed, moved = set(), set()
+    for key in before.keys() | after.keys():
+        old, new = before.get(key), after.get(key)
+        if old is None or new is None or old[0] != new[0]:
+            changed.add(short(key.removeprefix("namespace:")))
+        elif old != new:
+            moved.add(short(key))
+    return changed, moved

@@ -99,3 +99,20 @@ def test_a_new_file_and_a_removed_file_are_checked_with_the_rest():
     assert actual(program) == expected({**sources, "other.ffl": duplicate})
     assert program.remove("other.ffl") == {"other.ffl", "lib.ffl", "app.ffl"}
     assert actual(program) == expected(sources)
+
+
+def test_a_line_added_above_declarations_checks_only_the_edited_file():
+    program = ProgramState()
+    program.load({"lib.ffl": LIB, "app.ffl": APP, "other.ffl": OTHER})
+    assert program.update("lib.ffl", "\n" + LIB) == {"lib.ffl"}
+
+
+def test_a_moved_declaration_updates_the_duplicate_that_cites_its_line():
+    duplicate = OTHER.replace("other", "lib").replace("Ping", "Fetch")
+    sources = {"lib.ffl": LIB, "app.ffl": APP, "other.ffl": duplicate}
+    program = ProgramState()
+    program.load(sources)
+    assert "first declared at lib.ffl:2:17" in actual(program)["other.ffl"][0]
+    program.update("lib.ffl", "\n" + LIB)
+    assert actual(program) == expected({**sources, "lib.ffl": "\n" + LIB})
+    assert "first declared at lib.ffl:3:17" in actual(program)["other.ffl"][0]
