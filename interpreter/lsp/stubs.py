@@ -64,7 +64,11 @@ class StubDecl:
 
     def copy(self, full: bool) -> FacetDecl | SchemaDecl | ImplicitDecl:
         """A fresh copy (the compiler fills trees in place): the full stub, or only its name and kind."""
-        return pickle.loads(self.blob) if full else self.light.model_copy(deep=True)
+        if full:
+            return pickle.loads(self.blob)
+        if isinstance(self.light, ImplicitDecl):  # its call is resolved in place
+            return self.light.model_copy(update={"call": self.light.call.model_copy()})
+        return self.light.model_copy()  # the compiler assigns a bare declaration's fields, never mutates them
 
 
 @dataclass(frozen=True)
