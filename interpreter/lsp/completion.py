@@ -22,7 +22,7 @@ KEYWORDS = ("namespace", "uses", "use", "facet", "event", "workflow", "schema", 
             "true", "false", "null")
 
 _PARAM = re.compile(r"\$\.(\w*)\Z")
-_MEMBER = re.compile(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.(\w*)\Z")
+_MEMBER = re.compile(r"(?<![\w.$])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\.(\w*)\Z")
 _ARG_NAME = re.compile(r"(?:^|[(,])\s*(\w*)\Z")
 _CALLEE = re.compile(r"([A-Za-z_]\w*(?:\s*\.\s*[A-Za-z_]\w*)*)\s*\Z")
 _GIVEN = re.compile(r"(?:^|[(,])\s*(\w+)\s*=")

@@ -20,7 +20,7 @@ from ..compiler.gcpause import collector_paused
 from .completion import complete
 from .diagnostics import to_lsp
 from .hover import render
-from .navigation import RenameError, definitions, key_at, references, rename
+from .navigation import RENAMEABLE, RenameError, definitions, key_at, references, rename
 from .outline import document_symbols, folding_ranges
 from .text import Span, Text
 from .workspace import Workspace
@@ -141,7 +141,8 @@ def find_references(ls: FFLServer, params: types.ReferenceParams) -> list[types.
 def prepare_rename(ls: FFLServer, params: types.PrepareRenameParams) -> types.Range | None:
     index, _, symbols = ls.lookup(params.text_document.uri)
     occurrence = index.at(params.position.line, params.position.character) if index else None
-    return _range(occurrence.span) if occurrence is not None and symbols.resolve(occurrence.target) else None
+    key = symbols.resolve(occurrence.target) if occurrence is not None else None
+    return _range(occurrence.span) if key is not None and key[0] in RENAMEABLE and definitions(symbols, key) else None
 
 
 @server.feature(types.TEXT_DOCUMENT_RENAME)

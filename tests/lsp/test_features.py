@@ -173,3 +173,16 @@ async def test_folding_covers_each_multi_line_brace_block_and_doc_comment(client
     await open_file(client, SHOP)
     found = await client.text_document_folding_range_async(types.FoldingRangeParams(doc(SHOP)))
     assert sorted((r.start_line, r.end_line) for r in found) == [(0, 8), (2, 7)]
+
+
+async def test_a_built_in_and_a_namespace_cannot_be_renamed_but_a_step_can(client):
+    await open_file(client, SHOP)
+
+    async def prepare(needle: str) -> types.Range | None:
+        found = await client.text_document_prepare_rename_async(
+            types.PrepareRenameParams(doc(SHOP), position(SHOP, needle)))
+        return found if isinstance(found, types.Range) or found is None else found.range
+
+    assert await prepare("Sleep(") is None
+    assert await prepare("geo\n") is None
+    assert await prepare("pause =") == at(SHOP, "pause")
