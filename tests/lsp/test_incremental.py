@@ -6,6 +6,9 @@ those ``check_sources`` gives for the whole program as it now is.
 
 from __future__ import annotations
 
+import random
+from pathlib import Path
+
 import pytest
 
 from interpreter.compiler import check_sources
@@ -116,3 +119,22 @@ def test_a_moved_declaration_updates_the_duplicate_that_cites_its_line():
     program.update("lib.ffl", "\n" + LIB)
     assert actual(program) == expected({**sources, "lib.ffl": "\n" + LIB})
     assert "first declared at lib.ffl:3:17" in actual(program)["other.ffl"][0]
+
+
+PROGRAMS = Path(__file__).parents[1] / "conformance" / "valid"
+
+
+@pytest.mark.parametrize("folder", ["multifile", "osm_pipeline", "shop_checkout"])
+def test_random_one_character_edits_keep_every_file_as_a_full_check_reports_it(folder: str):
+    sources = {str(p): p.read_text() for p in sorted((PROGRAMS / folder).glob("*.ffl"))}
+    program = ProgramState()
+    program.load(dict(sources))
+    chance = random.Random(folder)
+    for _ in range(30):
+        path = chance.choice(sorted(sources))
+        text = sources[path]
+        at = chance.randrange(len(text))
+        sources[path] = text[:at] + text[at + 1:] if chance.random() < 0.5 else \
+            text[:at] + chance.choice("aX_.=(){}\n 1\"") + text[at:]
+        program.update(path, sources[path])
+        assert actual(program) == expected(sources)
