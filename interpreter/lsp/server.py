@@ -22,6 +22,7 @@ from .diagnostics import to_lsp
 from .hover import render
 from .navigation import RENAMEABLE, RenameError, definitions, key_at, references, rename
 from .outline import document_symbols, folding_ranges
+from .semantic import LEGEND, semantic_tokens
 from .text import Span, Text
 from .workspace import Workspace
 
@@ -178,3 +179,9 @@ def outline(ls: FFLServer, params: types.DocumentSymbolParams) -> list[types.Doc
 @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
 def folding(ls: FFLServer, params: types.FoldingRangeParams) -> list[types.FoldingRange]:
     return folding_ranges(Text(ls.workspace.get_text_document(params.text_document.uri).source))
+
+
+@server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
+def semantic(ls: FFLServer, params: types.SemanticTokensParams) -> types.SemanticTokens:
+    index, _, symbols = ls.lookup(params.text_document.uri)
+    return types.SemanticTokens(data=semantic_tokens(index, symbols) if index is not None else [])

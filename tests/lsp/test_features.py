@@ -186,3 +186,20 @@ async def test_a_built_in_and_a_namespace_cannot_be_renamed_but_a_step_can(clien
     assert await prepare("Sleep(") is None
     assert await prepare("geo\n") is None
     assert await prepare("pause =") == at(SHOP, "pause")
+
+
+async def test_semantic_tokens_tell_a_step_a_facet_a_parameter_and_a_return_apart(client):
+    await open_file(client, SHOP)
+    found = await client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(doc(SHOP)))
+    tokens, line, start = [], 0, 0
+    for i in range(0, len(found.data), 5):
+        delta_line, delta_start, length, kind, modifiers = found.data[i:i + 5]
+        line, start = line + delta_line, (start if delta_line == 0 else 0) + delta_start
+        tokens.append((line, start, length, kind, modifiers))
+    legend = ["namespace", "function", "struct", "parameter", "property", "variable"]
+    text = SHOP.read_text().split("\n")
+    named = [(text[ln][s:s + n], legend[k], m) for ln, s, n, k, m in tokens if ln == 4]
+    assert named == [("a", "variable", 1), ("Area", "function", 0), ("width", "parameter", 0),
+                     ("box", "variable", 0), ("width", "property", 0), ("height", "parameter", 0),
+                     ("box", "variable", 0), ("height", "property", 0)]
+    assert ("ffl", "namespace", 2) in [(text[ln][s:s + n], legend[k], m) for ln, s, n, k, m in tokens]
