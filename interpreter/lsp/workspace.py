@@ -5,10 +5,14 @@ DIR`` reads). A file belongs to the highest folder above it, inside the
 workspace, from which every folder down to the file holds ``.ffl`` files
 itself: ``examples/calc`` and ``examples/hello`` stay two programs, while
 ``osm/cache/*.ffl`` joins ``osm/*.ffl``.
+
+Paths are absolute but keep their symbolic links, so a file found on disk has
+the path of the URI the editor sends for it.
 """
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from ..compiler import Diagnostic
@@ -22,7 +26,7 @@ def _holds_ffl(folder: Path) -> bool:
 
 class Workspace:
     def __init__(self, folders: list[str] | None = None):
-        self.folders = [Path(f).resolve() for f in folders or []]
+        self.folders = [Path(os.path.abspath(f)) for f in folders or []]
         self.programs: dict[Path, ProgramState] = {}
         self.open: dict[str, str] = {}
         self._roots: dict[str, Path] = {}
@@ -31,7 +35,7 @@ class Workspace:
         """The program folder of ``path`` (see the module's docstring); remembered per path."""
         root = self._roots.get(path)
         if root is None:
-            root = Path(path).resolve().parent
+            root = Path(os.path.abspath(path)).parent
             while root.parent != root and _holds_ffl(root.parent) and self._inside(root.parent):
                 root = root.parent
             self._roots[path] = root
@@ -50,7 +54,7 @@ class Workspace:
             for file in sorted(root.rglob("*.ffl")):
                 if file.is_file():
                     name = str(file)
-                    sources[name] = self.open.get(name) or self._read(file)
+                    sources[name] = self.open[name] if name in self.open else self._read(file)
             sources.update({p: t for p, t in self.open.items() if p not in sources and self.root_of(p) == root})
             program.load(sources)
         return program

@@ -19,7 +19,7 @@ def test_sibling_folders_without_ffl_above_them_are_separate_programs(tmp_path: 
     calc = write(tmp_path / "examples" / "calc" / "calc.ffl", FACET.format(ns="calc", name="Add"))
     hello = write(tmp_path / "examples" / "hello" / "hello.ffl", FACET.format(ns="calc", name="Add"))
     workspace = Workspace([str(tmp_path)])
-    assert workspace.root_of(calc) == (tmp_path / "examples" / "calc").resolve()
+    assert workspace.root_of(calc) == tmp_path / "examples" / "calc"
     assert workspace.opened(calc, Path(calc).read_text()) == {calc: []}  # the same name in hello is no duplicate
     assert workspace.opened(hello, Path(hello).read_text()) == {hello: []}
 
@@ -28,7 +28,7 @@ def test_a_subfolder_joins_the_program_of_the_folder_above_it_that_holds_ffl(tmp
     top = write(tmp_path / "osm" / "osm.ffl", FACET.format(ns="osm", name="Import"))
     cache = write(tmp_path / "osm" / "cache" / "cache.ffl", FACET.format(ns="osm", name="Import"))
     workspace = Workspace([str(tmp_path)])
-    assert workspace.root_of(cache) == (tmp_path / "osm").resolve()
+    assert workspace.root_of(cache) == tmp_path / "osm"
     found = workspace.opened(top, Path(top).read_text())
     assert found[cache] == []  # files are compiled in path order: the second declaration is the duplicate
     assert [d.message.split(" (")[0] for d in found[top]] == ["duplicate declaration 'osm.Import'"]
