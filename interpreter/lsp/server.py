@@ -3,17 +3,18 @@
 Checks run on the server's thread as each change arrives (an edit re-checks
 only what it can affect, see program.py); the collector stays paused while a
 check builds trees, and what survives is frozen out of later collections, so
-a large workspace does not make every collection walk all of it.
+a large workspace does not make every collection walk all of it (the trees
+hold no reference cycles, as the compiler's own gcpause.py relies on too, so
+freezing hides no garbage: replaced trees are freed by reference counting).
 """
 
 from __future__ import annotations
 
 import gc
-from urllib.parse import unquote, urlparse
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path
+from pygls.uris import from_fs_path, to_fs_path
 
 from ..compiler import Diagnostic
 from ..compiler.gcpause import collector_paused
@@ -30,7 +31,7 @@ NAME = "ffl-lsp"
 
 
 def _path(uri: str) -> str:
-    return unquote(urlparse(uri).path)
+    return to_fs_path(uri) or uri
 
 
 def _range(span: Span) -> types.Range:
