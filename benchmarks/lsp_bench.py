@@ -9,6 +9,8 @@ change is sent to the moment its diagnostics arrive:
   file is checked again), alternately making and fixing an error;
 - a one-character edit of a facet's parameter other files call (its callers
   are checked again too);
+- a one-character edit of a facet every file calls (all of them are checked
+  again: about the cost of a full check);
 
 and completion requests (``step.`` returns; names visible in a body). Prints
 the medians; targets: diagnostics 200 ms, completion 100 ms. Figures only, no asserts.
@@ -165,6 +167,17 @@ async def run(files: int, repeat: int) -> None:
             signature.append(await bench.diagnostics_after(
                 target, lambda old=old, new=new: bench.change(target, sig_line, sig_col + 4, old, new)))
 
+        common = folder / "common.ffl"
+        common_text = common.read_text()
+        await bench.diagnostics_after(common, lambda: client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(common.as_uri(), "ffl", 1, common_text))))
+        log_line, log_col = _find(common_text, "message: String")
+        everywhere = []
+        for i in range(max(3, repeat // 4)):
+            old, new = ("e", "E") if i % 2 == 0 else ("E", "e")
+            everywhere.append(await bench.diagnostics_after(
+                common, lambda old=old, new=new: bench.change(common, log_line, log_col + 1, old, new)))
+
         member_line, member_col = _find(text, "scored.score, \"n\"")
         anywhere_line, anywhere_col = _find(text, "logged = Log")
         member, anywhere = [], []
@@ -177,6 +190,8 @@ async def run(files: int, repeat: int) -> None:
         print(f"diagnostics after a one-character edit in a body:       median {_median_ms(body)}  (target 200 ms)")
         print(f"diagnostics after a one-character edit of a signature:  median {_median_ms(signature)}  "
               "(its callers are checked too)")
+        print(f"diagnostics after a one-character edit of Log:          median {_median_ms(everywhere)}  "
+              "(every file calls it: all are checked again)")
         print(f"completion of a step's returns ({count} items):            median {_median_ms(member)}  "
               "(target 100 ms)")
         print(f"completion of names visible in a body ({count_anywhere} items):   median {_median_ms(anywhere)}  "

@@ -13,6 +13,7 @@ depend on every declaration).
 
 from __future__ import annotations
 
+import pickle
 from dataclasses import dataclass, field
 
 from ..compiler import Diagnostic, FFLSyntaxError, parse_source
@@ -31,6 +32,8 @@ class FileState:
     path: str
     text: Text
     syntax: list[Diagnostic] = field(default_factory=list)
+    tree: bytes | None = None
+    """The last parse, pickled before the compiler filled it: a fresh copy costs less than a parse."""
     stub: FileStub | None = None
     interface: Interface = field(default_factory=dict)
     diagnostics: list[Diagnostic] = field(default_factory=list)
@@ -84,17 +87,15 @@ class ProgramState:
         try:
             tree = parse_source(state.text.source, state.path)
         except FFLSyntaxError as exc:
-            state.syntax, state.stub, state.interface = exc.diagnostics, None, {}
+            state.syntax, state.tree, state.stub, state.interface = exc.diagnostics, None, None, {}
             return None
         stubbed = file_stub(tree)
-        state.syntax, state.stub, state.interface = [], stubbed, stubbed.interface()
+        state.syntax, state.tree, state.stub, state.interface = [], pickle.dumps(tree), stubbed, stubbed.interface()
         return tree
 
     def _reparse(self, state: FileState) -> SourceFile | None:
         """A fresh full tree of an unchanged file (the compiler fills trees in place, so each check needs one)."""
-        if state.stub is None:
-            return None
-        return parse_source(state.text.source, state.path)
+        return pickle.loads(state.tree) if state.tree is not None else None
 
     def _dependents(self, changed: set[str], moved: set[str], edited: str) -> set[str]:
         """Files other than ``edited`` whose diagnostics may change when declarations of these names change or move."""
