@@ -1,7 +1,8 @@
 """The language server: pygls handlers, each a thin call into one feature module.
 
 Checks run on the server's thread as each change arrives (an edit re-checks
-only what it can affect, see program.py); the collector stays paused while a
+only what it can affect, see program.py), the newest text only when an editor
+sends changes faster than they are checked; the collector stays paused while a
 check builds trees, and what survives is frozen out of later collections, so
 a large workspace does not make every collection walk all of it (the trees
 hold no reference cycles, as the compiler's own gcpause.py relies on too, so
@@ -10,6 +11,7 @@ freezing hides no garbage: replaced trees are freed by reference counting).
 
 from __future__ import annotations
 
+import asyncio
 import gc
 
 from lsprotocol import types
@@ -52,8 +54,11 @@ class FFLServer(LanguageServer):
         for path, found in sorted(diagnostics.items(), key=lambda item: (item[0] == cause, item[0])):
             state = self.ffl.program(path).files.get(path)
             text = state.text if state is not None else Text("")
+            uri = from_fs_path(path) or path
+            document = self.workspace.text_documents.get(uri)  # an open document's version: the client drops stale ones
             self.text_document_publish_diagnostics(types.PublishDiagnosticsParams(
-                uri=from_fs_path(path) or path, diagnostics=[to_lsp(d, text) for d in found]))
+                uri=uri, diagnostics=[to_lsp(d, text) for d in found],
+                version=document.version if document is not None else None))
 
     def run_check(self, path: str, job) -> None:
         with collector_paused():
@@ -89,9 +94,13 @@ def did_open(ls: FFLServer, params: types.DidOpenTextDocumentParams) -> None:
 
 
 @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: FFLServer, params: types.DidChangeTextDocumentParams) -> None:
+async def did_change(ls: FFLServer, params: types.DidChangeTextDocumentParams) -> None:
     uri = params.text_document.uri
-    text = ls.workspace.get_text_document(uri).source  # pygls has applied the (incremental) changes
+    await asyncio.sleep(0)  # changes already received are applied first, so a burst is checked once
+    document = ls.workspace.get_text_document(uri)  # pygls has applied the (incremental) changes
+    if document.version != params.text_document.version:
+        return  # a newer change arrived: its own handler checks the newest text
+    text = document.source
     ls.run_check(_path(uri), lambda path: ls.ffl.changed(path, text))
 
 
