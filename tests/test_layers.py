@@ -2,11 +2,13 @@
 
 Layers, imports pointing only down: 1 compiler, 2 program (model, serializer,
 evaluator), 3 semantics (the language's interpreter and its effects interface),
-4 workflows, 5 activities, 6 entry points (cli, local, testing, worker).
-The pure layers (compiler, program, semantics) and the deterministic workflows
-must not reach MongoDB; the pure layers must not reach Temporal either, so the
-semantics run with temporalio made unimportable. Each check runs in a fresh
-interpreter that imports every module of the package.
+4 workflows, 5 activities, 6 entry points (cli, local, testing, worker, the
+language server). The pure layers (compiler, program, semantics) and the
+deterministic workflows must not reach MongoDB; the pure layers must not reach
+Temporal either, so the semantics run with temporalio made unimportable. The
+language server reads programs only: it reaches neither Temporal, MongoDB nor
+the layers that run programs. Each check runs in a fresh interpreter that
+imports every module of the package.
 """
 
 from __future__ import annotations
@@ -17,7 +19,7 @@ import textwrap
 
 import pytest
 
-ENTRY = ["interpreter.cli", "interpreter.local", "interpreter.testing", "worker"]
+ENTRY = ["interpreter.cli", "interpreter.local", "interpreter.testing", "interpreter.lsp", "worker"]
 
 RULES = {
     "interpreter.program": ["interpreter.compiler", "interpreter.semantics", "interpreter.workflows",
@@ -29,6 +31,9 @@ RULES = {
                               "temporalio", "pymongo"],
     "interpreter.workflows": ["interpreter.activities", *ENTRY, "pymongo"],
     "interpreter.activities": ENTRY,
+    "interpreter.lsp": ["interpreter.semantics", "interpreter.workflows", "interpreter.activities", "interpreter.cli",
+                        "interpreter.local", "interpreter.testing",
+                        "worker", "temporalio", "pymongo"],
 }
 
 PROBE = textwrap.dedent("""

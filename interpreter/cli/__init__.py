@@ -22,6 +22,7 @@ _COMMAND_MODULES = (
     "interpreter.cli.mirror_cmds",
     "interpreter.cli.control_cmds",
     "interpreter.cli.testing_cmds",
+    "interpreter.cli.lsp_cmd",
 )
 
 
