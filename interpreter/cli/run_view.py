@@ -55,7 +55,6 @@ class Pending:
     queue: str | None = None
     pollers: list[str] | None = None  # identities polling ``queue`` lately; None: unknown
     scheduled: datetime | None = None
-    next_attempt: datetime | None = None
 
 
 @dataclass
@@ -188,8 +187,6 @@ def _pending(raw) -> Pending:
         maximum_attempts=raw.maximum_attempts, last_error=last_error, worker=raw.last_worker_identity or None,
         queue=queue or None,
         scheduled=raw.scheduled_time.ToDatetime(tzinfo=UTC) if raw.HasField("scheduled_time") else None,
-        next_attempt=(raw.next_attempt_schedule_time.ToDatetime(tzinfo=UTC)
-                      if raw.HasField("next_attempt_schedule_time") else None),
     )
 
 

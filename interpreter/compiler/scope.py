@@ -54,7 +54,6 @@ class Scope:
     layers: tuple[Layer, ...] = ()
     current: str | None = None
     params: dict[str, Ty] | None = None
-    decl_qname: str = ""
     yield_targets: tuple[str, ...] = ()
     loop_vars: dict[str, Loc | None] = field(default_factory=dict)
 

@@ -79,7 +79,7 @@ class DeclChecker:
         self.unique(decl.params, "parameter", file)
         self.unique(decl.returns, "return", file)
         params = self.params_of(decl, file)
-        scope = Scope(params=params, decl_qname=decl.qname,
+        scope = Scope(params=params,
                       yield_targets=(decl.qname, *[m.facet for m in decl.mixins if m.facet]))
         exprs = ExprChecker(self.table, lambda loc, msg: self.report(loc, msg, file), set())
         signature = Scope(params={p.name: ty(p.type) for p in decl.params})

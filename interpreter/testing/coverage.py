@@ -17,8 +17,6 @@ from typing import Any
 from interpreter.program.exprtext import expr_text
 from interpreter.program.model import Block, Case, Catch, FacetDecl, Loc, Program, Step
 
-KINDS = ("step", "case", "catch", "foreach")
-
 _BLOCK = re.compile(r"b(\d+)$")
 _CASE = re.compile(r"c(\d+)$")
 _ITERATION = re.compile(r"foreach\[\d+\]$")

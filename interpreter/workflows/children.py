@@ -122,19 +122,19 @@ class Children:
         if hit is None:
             await self.scale.gate()
             tracker.child(key, child_id, request.path, first, last, "running")
-            self.scale.children += 1
             task = asyncio.current_task()
             if task is not None:
                 self.running.add(task)
             try:
-                result = await workflow.execute_child_workflow(
-                    CHUNK_WORKFLOW, request, id=child_id, task_queue=workflow.info().task_queue,
-                    result_type=ChunkResult, id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
-                    parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
-                    static_summary=chunk_summary(self.session.root, request.path, first, last),
-                    static_details=f"iterations {first} to {last} of the foreach at `{request.path}` of "
-                                   f"run `{request.root_id}`",
-                )
+                with self.scale.child_in_flight():
+                    result = await workflow.execute_child_workflow(
+                        CHUNK_WORKFLOW, request, id=child_id, task_queue=workflow.info().task_queue,
+                        result_type=ChunkResult, id_reuse_policy=WorkflowIDReusePolicy.ALLOW_DUPLICATE,
+                        parent_close_policy=ParentClosePolicy.REQUEST_CANCEL,
+                        static_summary=chunk_summary(self.session.root, request.path, first, last),
+                        static_details=f"iterations {first} to {last} of the foreach at `{request.path}` of "
+                                       f"run `{request.root_id}`",
+                    )
             except ChildWorkflowError as err:
                 tracker.child(key, child_id, request.path, first, last, "failed")
                 cause = err.cause
@@ -147,7 +147,6 @@ class Children:
                 raise StepFailure(join_foreach(request.path), "foreach", f"child workflow {child_id} cannot start: "
                                   "another execution holds its id", "WorkflowAlreadyStarted") from None
             finally:
-                self.scale.children -= 1
                 self.running.discard(task)
             memo.put(key, result)
         else:

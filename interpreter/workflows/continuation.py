@@ -27,7 +27,8 @@ takes the same decisions.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Iterator
+from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
@@ -112,6 +113,24 @@ class Scale:
         finally:
             self.held -= 1
 
+    @contextmanager
+    def child_in_flight(self) -> Iterator[None]:
+        """A child workflow runs while the body does: the run never continues as new with one under way."""
+        self.children += 1
+        try:
+            yield
+        finally:
+            self.children -= 1
+
+    @contextmanager
+    def builtin_in_flight(self) -> Iterator[None]:
+        """A built-in step (a timer, a wait for a signal) runs while the body does, likewise."""
+        self.builtins += 1
+        try:
+            yield
+        finally:
+            self.builtins -= 1
+
     def drained(self, admission: Admission) -> bool:
         """Held, nothing in flight, and something waits for what the run holds back: time to continue."""
         return (self.holds() and admission.in_flight == 0 and self.children == 0 and self.builtins == 0
@@ -165,11 +184,8 @@ class Remembered(Layer):
             await self.scale.restored()
             return recalled(hit, request.path, request.facet) or {}
         await self.scale.gate()
-        self.scale.builtins += 1
-        try:
+        with self.scale.builtin_in_flight():
             return await self._kept(request.path, self.next.builtin(request))
-        finally:
-            self.scale.builtins -= 1
 
     async def _kept(self, path: str, work: Coroutine[Any, Any, Any]) -> Any:
         """``work``'s result, or its failure, remembered under ``path`` for the runs that continue this one."""
