@@ -32,7 +32,8 @@ class StepFailure(Exception):
             self.within.append((path, facet))
 
     def __str__(self) -> str:
-        text = f"step '{self.path}' ({self.facet}) failed: {self.error_type}: {self.cause}"
+        where = f"step '{self.path}' ({self.facet})" if self.path else f"workflow '{self.facet}'"  # its own outputs
+        text = f"{where} failed: {self.error_type}: {self.cause}"
         for path, facet in self.within:
             text += f"\n  in step '{path}' ({facet})"
         return text

@@ -172,7 +172,7 @@ class Interpreter:
             raise
         if self.rules.seed_lifecycle:
             self.check_types(return_problem(self.program, decl, returns, self.rules.integral_doubles,
-                                            whose=f"the outputs of workflow '{decl.qname}'"), "", decl.qname)
+                                            whose="the output"), "", decl.qname)
         return returns
 
     def check_types(self, problem: str | None, path: str, facet: str) -> None:
@@ -182,7 +182,7 @@ class Interpreter:
         if self.rules.type_checks == "warn":
             self.report.warn(path, f"{facet}: {problem} (passed on: type_checks is warn)")
             return
-        raise StepFailure(path or facet, facet, problem, "TypeError")
+        raise StepFailure(path, facet, problem, "TypeError")
 
     async def run_declaration(self, decl: FacetDecl, params: dict[str, Any], path: str,
                               caller: Scope | None, initial: dict[str, Any] | None = None) -> dict[str, Any]:

@@ -175,7 +175,7 @@ async def test_every_conformance_case_is_mirrored_in_the_original_schema(tempora
             assert (runner["state"], root["lifecycle"], root["state"]) == ("failed", "failed", "state.statement.Error")
             assert all(text in runner["error"]["message"] for text in case.error_contains), name
             failed = [s for s in steps.values() if s["lifecycle"] == "failed" and s["object_type"] != "Workflow"]
-            assert failed, name
+            assert failed or f"workflow '{case.workflow}' failed" in runner["error"]["message"], name
             for step in failed:
                 errors = list(mongo_db.step_logs.find({"step_id": step["uuid"], "level": "error"}))
                 assert errors and step["error"]["message"] in errors[-1]["message"], (name, step["path"])
@@ -200,7 +200,11 @@ async def test_every_conformance_case_is_mirrored_in_the_original_schema(tempora
             assert task["state"] in ("completed", "failed") and (task["retry_count"], task["attempt"]) == (0, 1)
             assert task["task_list_name"] == handler_queue and task["name"] == step["facet_name"]
             assert task["server_id"] == server["uuid"]
-            assert task["data"] == step["facets"]["params"]
+            params = step["facets"]["params"]
+            if programs[digest].facets[task["name"]].script is None:
+                assert task["data"] == params
+            else:  # the seed's lifecycle: the facet's script ran first, its keys joined the handler's payload
+                assert task["data"].items() > params.items()
             assert (task["error"] is None) == (task["state"] == "completed")
             waiting = mongo_db.step_logs.find_one({"uuid": ids.log_uuid("step-state", step["uuid"], "waiting")})
             assert waiting["state"] == "state.EventTransmit"
