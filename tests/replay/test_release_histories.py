@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
@@ -37,6 +38,7 @@ async def _aiter(items):
         yield item
 
 
+@pytest.mark.slow  # every history of every release, sandboxed: half a minute
 async def test_every_recorded_release_replays_with_the_current_interpreter():
     files = _recorded()
     histories = [WorkflowHistory.from_json(_workflow_id(f), f.read_text(encoding="utf-8")) for f in files]
