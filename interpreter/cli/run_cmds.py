@@ -31,7 +31,7 @@ from ..activities.program_store import LocalProgramStore, PublishConflict, Publi
 from ..activities.redact import redact
 from ..compiler import CompileError, compile_files_result
 from ..program.config import RuntimeConfig
-from ..program.constants import INTERPRETER_QUEUE
+from ..program.constants import INTERPRETER_QUEUE, WARNINGS_QUERY
 from ..program.display import program_details, program_line
 from ..program.exprtext import expr_text
 from ..program.model import Program
@@ -403,11 +403,26 @@ async def _run_async(args: argparse.Namespace, program: Program, inputs: dict, r
         except Interrupted:
             _err(await _interrupted(handle, env, queues=[queue, *queues]))
             return interrupted_status
+        if config.type_checks == "warn":
+            await _print_warnings(handle)
         if args.keep_server:
             await _wait_for_interrupt(env.where(), workflow_id, stop)
         elif env.embedded and sys.stderr.isatty():
             _err("the embedded dev server stops now; add --keep-server to browse this run in the Web UI")
         return status
+
+
+async def _print_warnings(handle) -> None:
+    """Under ``type_checks: warn``: each value the run passed on although it did not fit its type."""
+    from temporalio.service import RPCError
+
+    try:
+        warnings = await handle.query(WARNINGS_QUERY)
+    except RPCError as exc:  # a worker of a release without the query: the worker log has them
+        _err(f"warning: the run's type-check warnings cannot be read ({exc}); they are in the worker log")
+        return
+    for warning in warnings:
+        _err(f"warning: {('step ' + repr(warning['path']) + ': ') if warning['path'] else ''}{warning['message']}")
 
 
 async def _result_or_stop(client, handle, tasks: list[asyncio.Task], stop: asyncio.Event, console,
@@ -574,7 +589,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
                      help="handler module/package, .py file or directory (repeatable)")  # fmt: skip
     run.add_argument("--registry", help="program registry directory (default: a temporary one with the "
                      "embedded server, else $FFL_REGISTRY or ~/.ffl/registry)")  # fmt: skip
-    run.add_argument("--config", help="runtime configuration JSON (retry, facet_retry, queues, mirror)")
+    run.add_argument("--config", help="runtime configuration: a JSON file, or the JSON itself (retry, facet_retry, queues, mirror, type_checks)")
     run.add_argument("--task-queue", help="interpreter task queue (default: ffl on the embedded server; with "
                      "--address a queue of this run's own, ffl-run-<id>, and <queue>-run-<id> for its handlers)")
     run.add_argument("--workflow-id", help="the run's workflow id (default ffl-<workflow>-<random>)")

@@ -42,10 +42,12 @@ log = logging.getLogger("ffl.worker")
 
 
 def load_config(path: str | None) -> RuntimeConfig:
-    """RuntimeConfig from a JSON file (retry, facet_retry, queues, mirror); defaults without one."""
+    """RuntimeConfig from a JSON file (retry, facet_retry, queues, mirror, type_checks), or the JSON itself
+    (``--config '{"type_checks": "warn"}'``); defaults without one."""
     if not path:
         return RuntimeConfig()
-    return RuntimeConfig.model_validate_json(Path(path).read_text(encoding="utf-8"))
+    text = path if path.lstrip().startswith("{") else Path(path).read_text(encoding="utf-8")
+    return RuntimeConfig.model_validate_json(text)
 
 
 def open_store(registry_dir: str | None, mongo_uri: str | None):
@@ -151,7 +153,7 @@ def add_worker_args(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--registry", help="program registry directory (env FFL_REGISTRY, default ~/.ffl/registry)")
     parser.add_argument("--mongo", help="MongoDB URI for programs and the mirror (env MONGODB_URI)")
-    parser.add_argument("--config", help="runtime configuration JSON (retry, facet_retry, queues, mirror)")
+    parser.add_argument("--config", help="runtime configuration: a JSON file, or the JSON itself (retry, facet_retry, queues, mirror, type_checks)")
     parser.add_argument("--max-concurrent-activities", type=int, metavar="N",
                         help="handler activities this worker runs at once (the SDK's default: 100); a foreach runs "
                         "as wide as its workers take it")

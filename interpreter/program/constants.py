@@ -28,4 +28,6 @@ STEPS_QUERY = "steps"
 """Query name returning the run's steps: path, facet, state, returns, error."""
 
 SIGNALS_QUERY = "signals"
+WARNINGS_QUERY = "warnings"
+"""The run's warnings (values passed on under ``type_checks: warn``), oldest first: ``[{"path", "message"}]``."""
 """Query name returning the signals a run received (and what became of each), who waits on which name."""

@@ -23,7 +23,13 @@ from temporalio.exceptions import ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
-    from interpreter.program.constants import CHUNK_WORKFLOW, MEMO_PROGRAM_HASH, SIGNALS_QUERY, STEPS_QUERY
+    from interpreter.program.constants import (
+        CHUNK_WORKFLOW,
+        MEMO_PROGRAM_HASH,
+        SIGNALS_QUERY,
+        STEPS_QUERY,
+        WARNINGS_QUERY,
+    )
     from interpreter.program.display import program_details, short_name
     from interpreter.program.locate import find_block
     from interpreter.program.queries import StepsPage, steps_query
@@ -252,6 +258,11 @@ class FFLWorkflow:
         if not self.signals.waiting_on(name):
             raise ApplicationError(f"no step waits for signal '{name}' (an ffl.WaitForSignal(name = \"{name}\") "
                                    "must be waiting; send a signal instead to have it kept)", type="NotWaiting")
+
+    @workflow.query(name=WARNINGS_QUERY)
+    def warnings(self) -> list[dict[str, str]]:
+        """Values the run passed on although they do not fit their types (``type_checks: warn``), newest 100."""
+        return [] if self.tracker is None else list(self.tracker.warnings)
 
     @workflow.query(name=SIGNALS_QUERY)
     def signals_received(self) -> dict[str, Any]:

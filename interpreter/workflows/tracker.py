@@ -20,6 +20,9 @@ with workflow.unsafe.imports_passed_through():
 
 STATES = ("running", "completed", "failed", "caught", "cancelled")
 
+WARNINGS_KEPT = 100
+"""Warnings the warnings query answers (the newest); every one is in the worker log and the run's log."""
+
 
 class Tracker:
     """The records of one history of a logical run (``workflow_id``, ``run_id``: the logical run's identity).
@@ -47,6 +50,7 @@ class Tracker:
         self.blocks: set[str] = set(blocks)  # paths of mirrored blocks
         self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
         self.waits: dict[str, tuple[str, str | None]] = {}  # waiting built-in step → (note, signal name)
+        self.warnings: list[dict[str, str]] = []  # the newest WARNINGS_KEPT warnings, for the warnings query
         self.items: dict[str, str] = {}  # foreach iteration path → its element, short (for summaries)
         self.children: dict[str, dict[str, Any]] = {}  # chunk key → child workflow record (children.py)
         self.child_counts = dict.fromkeys(STATES, 0)  # step counts of finished children, nested ones included
@@ -199,6 +203,7 @@ class Tracker:
     def warn(self, path: str, message: str) -> None:
         """A warning: in the worker log at WARNING, the run's log, and the step's record (steps query, status)."""
         workflow.logger.warning("%s: %s", path or "workflow", message)
+        self.warnings = [*self.warnings[-(WARNINGS_KEPT - 1):], {"path": path, "message": message}]
         record = self.steps.get(path)
         if record is not None:
             record.setdefault("warnings", []).append(message)

@@ -35,3 +35,24 @@ async def test_type_checks_warn_passes_values_on_and_the_steps_query_shows_the_w
     [step] = [s for s in run.steps if s["path"] == "b0/c"]
     assert step["state"] == "completed"
     assert any("return 'n' expects Long" in w and "type_checks is warn" in w for w in step["warnings"])
+
+
+def test_ffl_run_with_type_checks_warn_prints_each_warning_after_the_result(temporal_service, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from tests.paths import REPO
+
+    (tmp_path / "tc.ffl").write_text(SOURCE)
+    (tmp_path / "handlers.py").write_text("def count(p):\n    return {'n': 'seven', 'label': 3}\n\n\n"
+                                          "def register_handlers(registry):\n    registry.register('tc.Count', count)\n")
+    proc = subprocess.run([sys.executable, "-m", "interpreter", "run", str(tmp_path / "tc.ffl"), "--type", "tc.Counted",
+                           "--input", '{"n": 1}', "--handlers", str(tmp_path / "handlers.py"), "--quiet",
+                           "--config", '{"type_checks": "warn"}', "--address", temporal_service.address],
+                          cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout) == {"n": "seven", "label": 3}
+    lines = [line for line in proc.stderr.splitlines() if line.startswith("warning:")]
+    assert lines[0].startswith("warning: step 'b0/c': tc.Count: handler result does not fit the declared returns")
+    assert lines[1].startswith("warning: tc.Counted: the output does not fit the declared returns")
