@@ -41,6 +41,10 @@ class BodyChecker:
     def report(self, loc: Loc | None, message: str) -> None:
         self.out.append(Diagnostic.at(loc, message, self.file))
 
+    def warn(self, loc: Loc | None, message: str) -> None:
+        """Where a program depends on a difference from the original runtime (docs/migrating.md)."""
+        self.out.append(Diagnostic.at(loc, message, self.file, severity="warning"))
+
     # ---------------------------------------------------------------- blocks
 
     def blocks(self, blocks: list[Block], scope: Scope, prefix: str) -> None:
@@ -64,7 +68,10 @@ class BodyChecker:
         elif block.kind == "foreach":
             reads = Reads()
             if block.items is not None:
-                self.exprs.check_field(block, "items", scope, reads, block.loc)
+                items = self.exprs.check_field(block, "items", scope, reads, block.loc)
+                if items == STRING:
+                    self.warn(block.loc, "foreach over a String: the original runtime iterated its characters; "
+                              "here the step fails (a foreach needs a list)")
             block.items_refs, block.items_params = reads.refs, reads.params
             self.steps(block, scope.with_param(block.var or "").with_loop_var(block.var or "", block.loc), bid)
         elif block.kind == "when":

@@ -368,3 +368,24 @@ def test_compile_error_carries_the_warnings_beside_the_errors():
         assert str(err.warnings[0]).startswith(f"t.ffl:{pos(MIXINS, 'RetryPolicy')}: warning: mixin 'RetryPolicy'")
     else:
         raise AssertionError("expected a CompileError")
+
+
+def test_a_foreach_over_a_string_warns_that_the_original_iterated_its_characters():
+    text = """
+    namespace w {
+        event facet E(x: String) => (y: String)
+        workflow F(s: String, xs: [String]) => (ys: [String]) andThen foreach c in $.s {
+            e = E(x = $.c)
+            yield F(ys = [e.y])
+        } andThen foreach c in $.xs {
+            e = E(x = $.c)
+            yield F(ys = [e.y])
+        }
+    }
+    """
+    result = compile_result([("t.ffl", src(text))])
+    assert result.errors == []
+    assert [w.message for w in result.warnings] == [
+        "foreach over a String: the original runtime iterated its characters; here the step fails (a foreach "
+        "needs a list)"]
+    assert (result.warnings[0].line, result.warnings[0].col) == (3, 59)  # the foreach of $.s, not of $.xs
