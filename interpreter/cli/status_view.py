@@ -178,6 +178,7 @@ def tree_lines(rows: list[dict[str, Any]], *, values: bool = True, root: str = "
         elif values and row.get("returns") is not None and display == "done":
             line += f"  -> {json_short(row['returns'])}"
         lines.append(line)
+        lines.extend(f"{'  ' * (depth + 1)}warning: {warning}" for warning in row.get("warnings") or ())
         stack.extend((child, depth + 1) for child in reversed(children.get(path, [])))
     return lines
 
@@ -245,7 +246,7 @@ def to_json(view: RunView, *, values: bool = True) -> dict[str, Any]:
     steps = []
     for row in rows:
         item = {key: row.get(key) for key in ("path", "facet", "state", "display", "detail", "error")}
-        for key in ("attempt", "maximum_attempts", "last_error", "worker", "queue", "progress"):
+        for key in ("attempt", "maximum_attempts", "last_error", "worker", "queue", "progress", "warnings"):
             if key in row:
                 item[key] = row[key]
         if values:

@@ -100,3 +100,15 @@ def test_an_iterations_path_says_which_element_it_handles():
     assert item_text("r", {"id": 3, "name": "ada"}) == 'r={"id":3,"name":"ada"}'
     assert item_text("r", {"blob": "x" * 10**6}) == "r={1 key}"  # never dumps a large element
     assert item_text("xs", list(range(100))) == "xs=[100 items]"
+
+
+def test_ffl_status_shows_a_steps_type_check_warnings_under_it_and_in_json():
+    from interpreter.cli.run_view import RunView
+    from interpreter.cli.status_view import step_rows, to_json, tree_lines
+
+    warning = "tc.Count: handler result does not fit the declared returns: ... (passed on: type_checks is warn)"
+    view = RunView("tc.Counted", "wf", "run", "completed", steps=[
+        {"path": "b0/c", "facet": "tc.Count", "state": "completed", "returns": {"n": "seven"}, "error": None,
+         "warnings": [warning]}])
+    assert tree_lines(step_rows(view))[1:] == [f"  warning: {warning}"]
+    assert to_json(view)["steps"][0]["warnings"] == [warning]
