@@ -85,19 +85,20 @@ class _Beats:
             activity.heartbeat()
             await asyncio.sleep(interval)
 
-def _error(facet: str, exc: BaseException) -> ApplicationError:
-    """The application error a failed handler becomes: type = class name, message names the facet."""
+def _error(exc: BaseException) -> ApplicationError:
+    """The application error a failed handler becomes: type = class name, message = the handler's own.
+
+    The workflow phrases the step's failure around it ("step 'b0/s' (calc.Add) failed: ValueError: ..."), and
+    the activity's type names the facet wherever the failure is shown; the message says it once."""
     if isinstance(exc, ApplicationError):
         return ApplicationError(
-            f"{facet}: {exc.message}",
+            exc.message,
             *exc.details,
             type=exc.type or type(exc).__name__,
             non_retryable=exc.non_retryable,
             next_retry_delay=exc.next_retry_delay,
         )
-    return ApplicationError(
-        f"{facet}: {_described(exc)}", type=type(exc).__name__, non_retryable=isinstance(exc, NonRetryableError)
-    )
+    return ApplicationError(_described(exc), type=type(exc).__name__, non_retryable=isinstance(exc, NonRetryableError))
 
 
 def _described(exc: BaseException) -> str:
@@ -207,7 +208,7 @@ def build_handler_activity(
             returns = _returns(facet, result)
             encoded = encode_returns(returns)  # boundary: JSON-checked once; refused values are non-retryable
         except CompleteLater as exc:
-            error = _complete_later_refused(facet, info.heartbeat_timeout, info.is_local)
+            error = _complete_later_refused(info.heartbeat_timeout, info.is_local)
             if error is not None:
                 notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
                 raise error from exc
@@ -224,11 +225,11 @@ def build_handler_activity(
         except CancelledError:
             raise
         except TimeoutError as exc:
-            error = _timeout(facet, limit, exc) if deadline.expired() else _error(facet, exc)
+            error = _timeout(limit) if deadline.expired() else _error(exc)
             notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
             raise error from exc
         except Exception as exc:
-            error = _error(facet, exc)
+            error = _error(exc)
             notify_task(listeners, task_event("failed", error=error.message, error_type=error.type))
             raise error from exc
         finally:
@@ -249,27 +250,27 @@ def logical_run(step_args: dict[str, Any], info: activity.Info) -> tuple[str, st
     return info.workflow_id or "", info.workflow_run_id or ""
 
 
-def _complete_later_refused(facet: str, heartbeat_timeout: timedelta | None,
+def _complete_later_refused(heartbeat_timeout: timedelta | None,
                             local: bool = False) -> ApplicationError | None:
     """The error for a CompleteLater that its step's heartbeat timeout would end before anyone answers, or that
     runs as a local activity (which has no task token to complete it by)."""
     if local:
         return ApplicationError(
-            f"{facet}: the handler completes later, but the step runs as a local activity of the interpreter "
-            f"worker, which cannot: declare the facet with ffl.Timeout(heartbeat_seconds = 0, "
-            f"start_to_close_seconds = ...) or list it in the configuration's remote_facets",
+            "the handler completes later, but the step runs as a local activity of the interpreter "
+            "worker, which cannot: declare the facet with ffl.Timeout(heartbeat_seconds = 0, "
+            "start_to_close_seconds = ...) or list it in the configuration's remote_facets",
             type="CompleteLaterRefused", non_retryable=True)  # fmt: skip
     if not heartbeat_timeout:
         return None
     return ApplicationError(
-        f"{facet}: the handler completes later, but the step has a heartbeat timeout of "
+        f"the handler completes later, but the step has a heartbeat timeout of "
         f"{heartbeat_timeout.total_seconds():g} s, which would end it before an outside system answers: declare the "
         f"facet with ffl.Timeout(heartbeat_seconds = 0, start_to_close_seconds = ...)",
         type="CompleteLaterRefused", non_retryable=True)  # fmt: skip
 
 
-def _timeout(facet: str, limit: float | None, exc: BaseException) -> ApplicationError:
-    return ApplicationError(f"{facet}: handler exceeded its registered timeout of {int((limit or 0) * 1000)} ms",
+def _timeout(limit: float | None) -> ApplicationError:
+    return ApplicationError(f"handler exceeded its registered timeout of {int((limit or 0) * 1000)} ms",
                             type="HandlerTimeout")  # fmt: skip
 
 

@@ -65,7 +65,7 @@ def attempt_line(details: dict[str, Any], error: BaseException | None) -> str:
     message = (getattr(error, "message", None) or str(error)) if error is not None else ""
     kind = getattr(error, "type", None) or type(error).__name__
     facet = str(details.get("activity_type", "?"))
-    first = message.splitlines()[0].removeprefix(f"{facet}: ") if message else ""  # dispatch names the facet
+    first = message.splitlines()[0] if message else ""
     cause = first if kind in first else f"{kind}: {first}"
     return (f"attempt {details.get('attempt', '?')} of {facet} failed (step "
             f"{details.get('activity_id', '?')} of run {details.get('workflow_id', '?')}): {cause}")

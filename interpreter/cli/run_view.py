@@ -179,7 +179,6 @@ def _pending(raw) -> Pending:
         message = failure.message
         if failure.HasField("cause") and not message:
             message = failure.cause.message
-        message = message.removeprefix(f"{raw.activity_type.name}: ")  # handlers prefix their facet's name
         last_error = f"{kind}: {message}" if kind and kind not in message else message
     queue = raw.activity_options.task_queue.name if raw.HasField("activity_options") else ""
     return Pending(

@@ -97,8 +97,7 @@ class Activities:
                 raise asyncio.CancelledError(f"step '{path}' ({facet}) cancelled with its run") from err
             message, error_type = activity_failure(err)
             message = timeout_message(err, options["task_queue"], retry) or message
-            # The handler side prefixes the facet name; the step's ``error`` holds the handler's own message.
-            raise StepFailure(path, facet, message.removeprefix(f"{facet}: "), error_type) from err
+            raise StepFailure(path, facet, message, error_type) from err
 
     def summary(self, request: FacetCall) -> str:
         """The activity's summary in the Web UI: the step as written and its readable path."""
