@@ -76,6 +76,10 @@ DEFAULT_MAX_BYTES = 64 * 1024 * 1024 + 64 * 1024
 """Most bytes a reference may name: ``RuntimeConfig.max_value_bytes`` of JSON and its payload's metadata.
 Raise it with ``$FFL_VALUE_MAX_BYTES`` when the configuration raises that limit."""
 
+MISSING_RETRIES = 3
+MISSING_PAUSE = 1.0
+"""A value reported missing is asked for again this many times, this many seconds apart, before it is refused."""
+
 PATIENCE_ENV = "FFL_VALUE_STORE_PATIENCE"
 DEFAULT_PATIENCE = 600.0
 """Seconds an unreachable value store is retried before the value fails (the attempt is then retried)."""
@@ -180,12 +184,7 @@ class ClaimCheckCodec(PayloadCodec):
         digest, size = reference_of(payload, self.max_bytes)
         data = self.cache.get(digest)
         if data is None:
-            try:
-                data = await self._patiently(self.store.get, digest)
-            except ValueMissing as err:
-                raise refused(str(err), "ValueMissing") from None
-            except ValueDamaged as err:
-                raise refused(str(err), "ValueDamaged") from None
+            data = await self._stored(digest)
         if len(data) != size:
             raise refused(f"value {digest} has {len(data)} bytes, its reference says {size}", "InvalidReference")
         self.cache.put(digest, data)
@@ -193,6 +192,21 @@ class ClaimCheckCodec(PayloadCodec):
             return Payload.FromString(data)
         except Exception as err:  # bytes that hash right but are no payload: written by no codec
             raise refused(f"value {digest} is not a stored payload: {err}", "InvalidReference") from None
+
+    async def _stored(self, digest: str) -> bytes:
+        """The bytes under ``digest``. A value missing is asked for again a few times, a second apart: a store that
+        has just come back from an outage may not hold every value yet; then it is refused."""
+        asked = 1
+        while True:
+            try:
+                return await self._patiently(self.store.get, digest)
+            except ValueMissing as err:
+                if asked > MISSING_RETRIES:
+                    raise refused(str(err), "ValueMissing") from None
+            except ValueDamaged as err:
+                raise refused(str(err), "ValueDamaged") from None
+            asked += 1
+            await asyncio.sleep(MISSING_PAUSE)
 
     async def _patiently(self, call: Callable[..., T], *args: object) -> T:
         """``call`` in a thread, retried while the store is unreachable, for up to ``patience`` seconds."""

@@ -192,7 +192,10 @@ async def test_terminate_and_start_again_under_the_same_id_with_children(tempora
 
 
 async def test_a_mongodb_outage_delays_values_in_gridfs_and_runs_each_handler_once(tmp_path, temporal_service):
-    """MongoDB killed after step 3 of a chain passing a 200 KB value, restarted later: the run finishes."""
+    """MongoDB killed while step 3 of a chain passing a 200 KB value runs, restarted later: the run finishes.
+
+    The kill comes while the handler still runs, so its result is stored during the outage (a kill during a
+    write secantusdb already acknowledged may lose it, which no retry can bring back)."""
     mongo = start_mongo(sync_on_commit=True)  # its own: this test kills it
     uri = mongo.extra["uri"]
     workers = Workers(tmp_path, temporal_service.address, None, "--mongo", uri)

@@ -97,5 +97,5 @@ class _Unprintable(Exception):
 
 
 def test_a_handler_error_whose_str_raises_keeps_its_class_name():
-    error = _error("f.Step", _Unprintable())
+    error = _error(_Unprintable())
     assert error.type == "_Unprintable" and "str() raised RuntimeError" in error.message
