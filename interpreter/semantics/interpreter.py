@@ -33,7 +33,7 @@ from typing import Any
 
 from interpreter.program.evaluate import EvaluationError, evaluate
 from interpreter.program.model import Block, Catch, FacetDecl, Program, Script, Step, Yield
-from interpreter.program.values import return_problem
+from interpreter.program.values import input_problems, return_problem
 
 from .arguments import Arguments
 from .effects import BuiltinCall, Effects, FacetCall, Iterations, Reporter, ScriptCall
@@ -143,7 +143,8 @@ class Interpreter:
     # ------------------------------------------------------------------ declarations
 
     def workflow_params(self, decl: FacetDecl, inputs: dict[str, Any]) -> dict[str, Any]:
-        """Inputs with defaults applied; unknown or missing parameters are refused before any step runs."""
+        """Inputs with defaults applied; unknown or missing parameters, and values that do not fit their declared
+        types (unless ``type_checks`` is ``warn``: then reported), are refused before any step runs."""
         unknown = [name for name in inputs if name not in decl.accepts]
         if unknown:
             raise InvalidInput(f"workflow '{decl.qname}' has no parameter {', '.join(repr(n) for n in unknown)} "
@@ -153,9 +154,16 @@ class Interpreter:
             raise InvalidInput(f"workflow '{decl.qname}' is missing required parameter "
                                f"{', '.join(repr(n) for n in missing)}")
         try:
-            return self.arguments.complete(decl.qname, dict(inputs))
+            params = self.arguments.complete(decl.qname, dict(inputs))
         except EvaluationError as err:
             raise InvalidInput(f"workflow '{decl.qname}': default value failed: {err}") from err
+        problems = input_problems(self.program, decl, params, self.rules.integral_doubles)
+        if problems:
+            message = f"workflow '{decl.qname}': " + "; ".join(problems)
+            if self.rules.type_checks != "warn":
+                raise InvalidInput(message)
+            self.report.warn("", f"{message} (passed on: type_checks is warn)")
+        return params
 
     async def run_workflow(self, decl: FacetDecl, params: dict[str, Any]) -> dict[str, Any]:
         try:

@@ -28,7 +28,7 @@ from typing import Any
 from interpreter.program.builtins import SLEEP, WAIT_FOR_SIGNAL, WAIT_UNTIL
 from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.model import Block, Program
-from interpreter.program.values import ValueProblem, dumps_checked, input_problems, loads_bounded
+from interpreter.program.values import ValueProblem, dumps_checked, loads_bounded
 
 from .builtin_args import parse_time, seconds_arg, signal_name, unknown_builtin
 from .effects import BuiltinCall, FacetCall, Iterations, ScriptCall
@@ -284,11 +284,6 @@ async def run_in_memory(program: Program, workflow: str, inputs: Mapping[str, An
     effects.start()
     try:
         params = interpreter.workflow_params(decl, through_json(dict(inputs), "inputs"))
-        problems = input_problems(program, decl, params, interpreter.rules.integral_doubles)
-        if problems and interpreter.rules.type_checks == "warn":
-            reporter.warn("", f"workflow '{decl.qname}': " + "; ".join(problems) + " (passed on: type_checks is warn)")
-        elif problems:
-            raise InvalidInput(f"workflow '{decl.qname}': " + "; ".join(problems))
         returns = await interpreter.run_workflow(decl, params)
     except (StepFailure, Skipped, InvalidInput) as failure:
         return MemoryRun(None, failure, effects, reporter)

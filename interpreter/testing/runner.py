@@ -17,19 +17,16 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
-from temporalio.exceptions import ApplicationError
-
 from interpreter.activities.handlers import HandlerRegistry, is_async_handler, load_handlers
-from interpreter.activities.scripts import run_script_process
 from interpreter.compiler import compile_files
-from interpreter.program.config import RuntimeConfig, ScriptConfig
+from interpreter.program.config import RuntimeConfig
 from interpreter.program.model import Program
-from interpreter.program.scripts import scripts_of
-from interpreter.semantics import InvalidInput, ScriptCall, StepFailure
+from interpreter.semantics import InvalidInput, StepFailure
 from interpreter.semantics.memory import MemoryEffects, Message, run_in_memory
 
 from .coverage import Coverage
 from .mocks import REAL, Handler, MockError, handler_of, unmocked
+from .scripts import script_runner
 
 _FAILED = re.compile(r"step '(?P<step>[^']*)' \((?P<facet>[^)]*)\) failed: (?P<type>[\w.]+): (?P<cause>.*)", re.S)
 
@@ -131,7 +128,7 @@ class Tester:
         self.registry: HandlerRegistry | None = load_handlers([str(h) for h in handlers]) if handlers else None
         self.coverage = coverage if coverage is not None else Coverage()
         self.coverage.add_program(self.program)
-        self._scripts = scripts_of(self.program)
+        self._script = script_runner(self.program)
 
     def event_facets(self) -> list[str]:
         return sorted(n for n, d in self.program.facets.items() if d.kind == "event" or d.prompt is not None)
@@ -165,13 +162,6 @@ class Tester:
         if is_async_handler(fn):
             return lambda args: fn(extras(args))
         return lambda args: asyncio.to_thread(fn, extras(args))
-
-    async def _script(self, call: ScriptCall) -> dict[str, Any]:
-        where = f"script of step '{call.path}'"
-        try:
-            return await run_script_process(self._scripts[call.script.id], call.params, where, ScriptConfig())
-        except ApplicationError as err:
-            raise StepFailure(call.path, call.owner or "script", err.message, err.type or "ApplicationError") from err
 
     async def arun(self, workflow: str, inputs: Mapping[str, Any] | None = None, *,
                    mocks: Mapping[str, Any] | None = None,

@@ -5,8 +5,8 @@ Each function is a one-line hook at its call site (marked ``# boundary``):
 - ``decode_inputs``: the run's input payload, refused before it is decoded
   when it is too deep, holds NaN/Infinity or an over-long integer (Python's
   decoder would raise inside the workflow task, failing it forever);
-- ``check_params``: workflow parameters against their declared types, before
-  any step runs; ``check_input_size``: against the value limit;
+- ``check_input_size``: the workflow's parameters against the value limit
+  (their types are the language's: Interpreter.workflow_params);
 - ``schedule_to_start`` / ``timeout_message``: the optional per-facet
   schedule-to-start timeout, reported with the queue that had no worker.
 
@@ -26,9 +26,8 @@ from temporalio.exceptions import ActivityError, ApplicationError, TimeoutError,
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RetryConfig
-    from interpreter.program.model import FacetDecl, Program
-    from interpreter.program.values import input_problems, scan_json
-    from interpreter.semantics import Reporter, Rules
+    from interpreter.program.model import FacetDecl
+    from interpreter.program.values import scan_json
     from interpreter.semantics.limits import oversize, too_large
 
 _JSON_ENCODINGS = (b"json/plain",)
@@ -56,19 +55,6 @@ def decode_inputs(args: Sequence[RawValue]) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise _invalid(f"workflow input must be one JSON object of parameters, got {type(value).__name__}")
     return value
-
-
-def check_params(program: Program, decl: FacetDecl, params: dict[str, Any], rules: Rules, reporter: Reporter) -> None:
-    """Fail the run at once when a parameter's value does not fit its declared type (or, under
-    ``type_checks: warn``, report it and go on)."""
-    problems = input_problems(program, decl, params, rules.integral_doubles)
-    if not problems:
-        return
-    message = f"workflow '{decl.qname}': " + "; ".join(problems)
-    if rules.type_checks == "warn":
-        reporter.warn("", f"{message} (passed on: type_checks is warn)")
-        return
-    raise _invalid(message)
 
 
 def check_input_size(decl: FacetDecl, params: dict[str, Any], limit: int) -> None:

@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics.limits import oversize, too_large
 
 from . import trust
-from .boundaries import check_input_size, check_params, decode_inputs
+from .boundaries import check_input_size, decode_inputs
 from .children import chunk_failure
 from .chunks import ChunkFailure, ChunkRequest, ChunkResult
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale
@@ -135,7 +135,6 @@ class FFLWorkflow:
             effects, admission = build_effects(session, tracker, self.signals, scale)
             interpreter = Interpreter(program, effects, tracker, session.rules)
             params = interpreter.workflow_params(decl, inputs)
-            check_params(program, decl, params, session.rules, tracker)  # boundary: declared types, before any step
             check_input_size(decl, params, session.rules.value_limit)  # boundary: the value limit, at once
             if continued is None:
                 tracker.runner(name, "running", params=params, program_hash=program_hash)

@@ -10,30 +10,10 @@ import asyncio
 from collections.abc import Mapping
 from typing import Any
 
-from temporalio.exceptions import ApplicationError
-
 from interpreter.activities.handlers import HandlerRegistry, is_async_handler
-from interpreter.activities.scripts import run_script_process
-from interpreter.program.config import ScriptConfig
 from interpreter.program.model import Program
-from interpreter.program.scripts import script_origins, scripts_of
-from interpreter.semantics import ScriptCall, StepFailure
 from interpreter.semantics.memory import MemoryEffects, MemoryRun, run_in_memory
-
-
-def script_runner(program: Program):
-    """Scripts of ``program`` in a process of their own, failing as RunScript's would."""
-    scripts, origins = scripts_of(program), script_origins(program)
-
-    async def run(call: ScriptCall) -> dict[str, Any]:
-        where = f"script of step '{call.path}'"
-        try:
-            return await run_script_process(scripts[call.script.id], call.params, where, ScriptConfig(),
-                                            origins.get(call.script.id, ""))
-        except ApplicationError as err:
-            raise StepFailure(call.path, call.owner or "script", err.message, err.type or "ApplicationError") from err
-
-    return run
+from interpreter.testing.scripts import script_runner
 
 
 def in_thread(fn):
