@@ -35,6 +35,14 @@ def _answer(channel, data: dict) -> None:
     channel.flush()
 
 
+def _script_frames(tb):
+    """The traceback from the script's own first frame: this file's frames are the runner, not the user's code
+    (a syntax error has none left: only its place in the script is shown)."""
+    while tb is not None and tb.tb_frame.f_code.co_filename == __file__:
+        tb = tb.tb_next
+    return tb
+
+
 def main() -> int:
     request = json.loads(sys.stdin.read())
     answer = os.fdopen(os.dup(1), "w", encoding="utf-8")
@@ -51,7 +59,7 @@ def main() -> int:
         _answer(answer, {"error": "MemoryError", "message": f"used more than {request['memory_mb']} MB of memory"})
         return 0
     except BaseException as err:  # noqa: BLE001 - any script error (SystemExit too) is the step's failure
-        traceback.print_exc()
+        traceback.print_exception(type(err), err, _script_frames(err.__traceback__))
         _answer(answer, {"error": type(err).__name__, "message": str(err) or type(err).__name__})
         return 0
     try:

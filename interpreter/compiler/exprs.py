@@ -14,6 +14,7 @@ from ..program.model import (
     ArrayLit,
     Attr,
     Binary,
+    Block,
     Index,
     Lit,
     Loc,
@@ -30,6 +31,8 @@ from .suggest import did_you_mean
 from .symbols import SymbolTable
 
 Report = Callable[[Loc | None, str], None]
+Reached = tuple[Step, Block, Step]
+"""A step read from outside the ``andThen`` it is declared in: (the visible step carrying it, its block, it)."""
 
 _NUMERIC = {"Long", "Int", "Double"}
 _ORDERED = {"<", "<=", ">", ">="}
@@ -52,6 +55,26 @@ def _near_step(name: str, scope: Scope) -> str:
 
 def _near_param(name: str, scope: Scope) -> str:
     return did_you_mean(name, [f"$.{p}" for p in scope.params or ()], key=_unprefixed)
+
+
+def _inner(carrier: Step, name: str) -> list[tuple[Block, Step]]:
+    """Steps called ``name`` inside ``carrier``'s andThen steps blocks, at any depth of such blocks: the ones
+    that ran exactly once when ``carrier`` completed (not in a foreach, a when case or a catch)."""
+    found: list[tuple[Block, Step]] = []
+    for block in carrier.blocks:
+        if block.kind != "steps":
+            continue
+        for step in block.steps:
+            if step.name == name:
+                found.append((block, step))
+            found.extend(_inner(step, name))
+    return found
+
+
+def reached(name: str, scope: Scope) -> list[Reached]:
+    """Where ``name`` is declared inside the andThen of a step visible here (not one this scope is inside)."""
+    return [(carrier, block, step) for carrier in scope.visible() if carrier.id not in scope.enclosing
+            for block, step in _inner(carrier, name)]
 
 
 def show_type(t: Ty) -> str:
@@ -143,12 +166,29 @@ class ExprChecker:
         if scope.is_later(name):
             self.report(loc, f"step '{name}' is referenced before it is defined")
         elif name in self.decl_steps:
-            self.report(loc, f"step '{name}' is defined in another block and is not visible here")
+            return self.reach(name, loc, scope, reads)
         elif scope.params and name in scope.params:
             self.report(loc, f"unknown step '{name}' (the parameter is written '$.{name}')")
         else:
             self.report(loc, f"unknown step '{name}'{_near_step(name, scope)}")
         return None
+
+    def reach(self, name: str, loc: Loc | None, scope: Scope, reads: Reads) -> Step | None:
+        """A step declared inside a visible step's andThen, read from outside it as the original runtime did:
+        the reader waits for the carrying step (so for everything in its andThen), then reads the inner step."""
+        found = reached(name, scope)
+        if len(found) != 1:
+            where = f" (in the andThen blocks of {', '.join(repr(c.name) for c, _, _ in found)})" if found else ""
+            self.report(loc, f"step '{name}' is defined in another block and is not visible here{where}")
+            return None
+        carrier, block, step = found[0]
+        self.step(carrier.name, loc, scope, reads)  # read first: the reader waits for it, then for the inner step
+        reads.ref(name)
+        if name not in carrier.reaches:
+            carrier.reaches.append(name)
+        if name not in block.exports:
+            block.exports.append(name)
+        return step
 
     def _param(self, expr: ParamRef, scope: Scope, reads: Reads) -> Ty:
         if scope.params is None:

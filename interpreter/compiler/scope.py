@@ -48,7 +48,9 @@ class Scope:
     ``current``: the step whose call is being checked (may not read itself);
     ``params``: ``$.`` names with types, None when a pre-script makes them unknowable;
     ``yield_targets``: the declaration, its signature mixins and enclosing steps' facets;
-    ``loop_vars``: variables of enclosing foreach blocks (readable by bare name) → their foreach.
+    ``loop_vars``: variables of enclosing foreach blocks (readable by bare name) → their foreach;
+    ``enclosing``: ids of the steps whose ``andThen`` this scope is inside (their inner steps are not
+    read through them: they complete only after the reader).
     """
 
     layers: tuple[Layer, ...] = ()
@@ -56,6 +58,7 @@ class Scope:
     params: dict[str, Ty] | None = None
     yield_targets: tuple[str, ...] = ()
     loop_vars: dict[str, Loc | None] = field(default_factory=dict)
+    enclosing: tuple[str, ...] = ()
 
     def lookup(self, name: str) -> Visible | None:
         """The visible step called ``name`` (innermost first), if any."""
@@ -76,6 +79,11 @@ class Scope:
     def is_later(self, name: str) -> bool:
         """True when ``name`` is a step of an enclosing block defined after this point."""
         return any(name in layer.steps and layer.steps[name][0] >= layer.upto for layer in self.layers)
+
+    def visible(self) -> list[Step]:
+        """The steps an expression may reference here, innermost block first."""
+        return [visible.step for layer in reversed(self.layers)
+                for position, visible in layer.steps.values() if position < layer.upto]
 
     def visible_steps(self) -> list[str]:
         """Names of the steps an expression may reference here (gathered only to suggest one)."""

@@ -121,7 +121,8 @@ class BodyChecker:
             step.id = f"{bid}/s{i}"
             self.step(step, scope.with_layer(Layer(layer.steps, i)).evolve(current=step.name))
             targets = (*scope.yield_targets, step.call.facet) if step.call.facet else scope.yield_targets
-            tail = scope.with_layer(Layer(layer.steps, i + 1)).evolve(current=None, yield_targets=targets)
+            tail = scope.with_layer(Layer(layer.steps, i + 1)).evolve(current=None, yield_targets=targets,
+                                                                      enclosing=(*scope.enclosing, step.id))
             self.blocks(step.blocks, tail, step.id)
             if step.catch is not None:
                 self.block(step.catch.block, tail, f"{step.id}/catch", step.catch.loc)

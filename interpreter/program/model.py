@@ -270,7 +270,9 @@ class Block(Node):
     - ``when``: ``cases`` in order, ``case _`` last.
     - ``script``: ``script`` whose ``result`` keys become returns.
     ``sees`` (compiled) lists the indexes of earlier sibling blocks whose steps
-    this block may reference (a declaration-level ``when`` or ``foreach``).
+    this block may reference (a declaration-level ``when`` or ``foreach``);
+    ``exports`` names its steps that a step outside the enclosing step's
+    ``andThen`` reads (``Step.reaches``): their handles are the ones made there.
     """
 
     kind: BlockKind = "steps"
@@ -284,6 +286,7 @@ class Block(Node):
     script: Script | None = None
     loc: Loc | None = None
     sees: list[int] = Field(default_factory=list)
+    exports: list[str] = Field(default_factory=list)
 
 
 class Catch(Node):
@@ -300,7 +303,9 @@ class Step(Node):
     ``calc.Diamond/b0/s1``), ``refs`` (steps its call's arguments and mixin
     arguments read, in first-use order), ``params`` (parameters they read) and
     ``catches`` (the step or its facet has a catch, so it reads ``error`` and
-    ``error_type``).
+    ``error_type``) and ``reaches`` (steps declared inside its ``andThen``
+    blocks that steps beside it read, as the original runtime allowed: their
+    handles are made with this step's, so a reader can wait for them).
     """
 
     name: str
@@ -312,6 +317,7 @@ class Step(Node):
     refs: list[str] = Field(default_factory=list)
     params: list[str] = Field(default_factory=list)
     catches: bool | None = None
+    reaches: list[str] = Field(default_factory=list)
 
 
 # --------------------------------------------------------------------------- declarations

@@ -262,6 +262,8 @@ class Interpreter:
             inner = scope.child(join(path, f"b{index}"))
             if block.kind == "steps":
                 inner.steps = self.handles(block.steps)
+                for name in block.exports:
+                    self.take_over(inner, scope, name)
             elif block.kind in ("when", "foreach") and block.sees:
                 for seen in block.sees:
                     inner.steps.update(scopes[seen].steps)
@@ -307,7 +309,7 @@ class Interpreter:
         steps = block.steps
         for step in steps:
             if step.name not in scope.steps:  # a catch block's steps get their handles here
-                scope.steps[step.name] = self.handle(step)
+                scope.steps.update(self.handles([step]))
         results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name]),
                                  settle_on_cancel=self.rules.cleanup_on_cancel)
         writes = [write for step_writes in results for write in step_writes]
@@ -393,7 +395,33 @@ class Interpreter:
     # ------------------------------------------------------------------ steps
 
     def handles(self, steps: list[Step]) -> dict[str, Handle]:
-        return {s.name: self.handle(s) for s in steps}
+        """A block's handles by step name, and beside a step the handles of the inner steps read from here
+        (``Step.reaches``): the inner block takes them over when it starts (``take_over``)."""
+        table: dict[str, Handle] = {}
+        for step in steps:
+            table[step.name] = self.handle(step)
+            for name in step.reaches:
+                table[name] = Handle(name, ())
+        return table
+
+    @staticmethod
+    def take_over(inner: Scope, scope: Scope, name: str) -> None:
+        """An inner step read from outside its enclosing step's andThen resolves the handle made out there."""
+        try:
+            shared = scope.find(name)
+        except EvaluationError:  # no reader out there in this interpretation (a child workflow's own scope)
+            return
+        own = inner.steps[name]
+        shared.declared, shared.nullable = own.declared, own.nullable
+        inner.steps[name] = shared
+
+    @staticmethod
+    def unreached(step: Step, scope: Scope) -> None:
+        """``step`` completed (or was caught) and an inner step read from outside never ran: its readers skip."""
+        for name in step.reaches:
+            inner = scope.find(name)
+            if not inner.done.done():
+                inner.fail(f"did not run: '{step.name}' completed without it (its catch handled a failure)")
 
     def handle(self, step: Step, returns: dict[str, Any] | None = None) -> Handle:
         """A step's handle; a step that can catch reads ``error``/``error_type`` as null until it fails."""
@@ -461,6 +489,8 @@ class Interpreter:
             handle.fail()
             raise
         handle.resolve(returns)
+        if step.reaches:
+            self.unreached(step, scope)
         return writes
 
     async def clean_up(self, catch: Catch, decl: FacetDecl | None, step: Step | None, args: dict[str, Any],

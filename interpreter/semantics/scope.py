@@ -47,7 +47,7 @@ def merge_into(returns: dict[str, Any], fields: dict[str, Any], owned: set[str] 
 class Handle:
     """A step's slot in its scope: awaited by exactly the steps that reference it."""
 
-    __slots__ = ("name", "declared", "nullable", "done", "returns", "failed")
+    __slots__ = ("name", "declared", "nullable", "done", "returns", "failed", "why")
 
     def __init__(self, name: str, declared: tuple[str, ...], nullable: tuple[str, ...] = ()):
         self.name = name
@@ -56,6 +56,7 @@ class Handle:
         self.done: asyncio.Future = asyncio.get_running_loop().create_future()
         self.returns: dict[str, Any] | None = None
         self.failed = False
+        self.why = "failed"
 
     @classmethod
     def resolved(cls, name: str, declared: tuple[str, ...], returns: dict[str, Any],
@@ -69,15 +70,16 @@ class Handle:
         if not self.done.done():
             self.done.set_result(None)
 
-    def fail(self) -> None:
+    def fail(self, why: str = "failed") -> None:
         self.failed = True
+        self.why = why
         if not self.done.done():
             self.done.set_result(None)
 
     async def wait(self) -> dict[str, Any]:
         await self.done
         if self.failed or self.returns is None:
-            raise Skipped(f"step '{self.name}' failed")
+            raise Skipped(f"step '{self.name}' {self.why}")
         return self.returns
 
     def value(self) -> StepValue:
