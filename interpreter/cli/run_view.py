@@ -25,6 +25,7 @@ from ..program.constants import (
     MEMO_PROGRAM_HASH,
     SIGNALS_QUERY,
     STEPS_QUERY,
+    WARNINGS_QUERY,
 )
 from ..program.queries import MAX_LIMIT, StepsPage, StepsQuery
 from .connect import DEFAULT_ADDRESS, DEFAULT_NAMESPACE
@@ -88,6 +89,7 @@ class RunView:
     children: list[dict[str, Any]] = field(default_factory=list)  # child workflows of large foreach blocks
     finished_children: dict[str, int] = field(default_factory=dict)  # step counts of children that finished
     signals: dict[str, Any] | None = None  # the run's ``signals`` query: received, kept, waiting
+    warnings: list[dict[str, str]] = field(default_factory=list)  # the ``warnings`` query: values passed on
     failure: Failure | None = None
     returns: Any = None
     now: datetime = field(default_factory=lambda: datetime.now(UTC))
@@ -224,6 +226,8 @@ async def fetch_view(client, handle, *, query_timeout: float = 10.0, outcome: bo
         view.steps = await asyncio.wait_for(query_all_steps(handle, client, view), query_timeout)
         with contextlib.suppress(Exception):  # a run of a release before signals has no such query
             view.signals = await asyncio.wait_for(handle.query(SIGNALS_QUERY), query_timeout)
+        with contextlib.suppress(Exception):  # nor one before type_checks: warn
+            view.warnings = list(await asyncio.wait_for(handle.query(WARNINGS_QUERY), query_timeout) or [])
     except Exception as exc:  # noqa: BLE001 - reported, the rest of the view still helps
         view.steps_error = await _why_no_steps(client, view, exc)
         if view.closed_run:  # the history still tells what each handler call did

@@ -214,6 +214,7 @@ def render(view: RunView, *, values: bool = True) -> list[str]:
     if facts:
         lines.append("  " + " · ".join(facts))
     lines += failure_lines(view)
+    lines += [f"warning: {w.get('message')}" for w in view.warnings if not w.get("path")]  # the run's own
     if view.steps_error:
         lines.append(f"steps unknown: {view.steps_error}")
     if view.steps is not None:
@@ -268,6 +269,7 @@ def to_json(view: RunView, *, values: bool = True) -> dict[str, Any]:
         "steps": steps if view.steps is not None else None,
         "steps_error": view.steps_error,
         "signals": view.signals,
+        "warnings": view.warnings,
         "pending": [{"path": p.path, "facet": p.facet, "state": p.state, "attempt": p.attempt,
                      "maximum_attempts": p.maximum_attempts, "last_error": p.last_error, "worker": p.worker,
                      "queue": p.queue, "pollers": p.pollers} for p in view.pending.values()],

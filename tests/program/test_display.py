@@ -112,3 +112,15 @@ def test_ffl_status_shows_a_steps_type_check_warnings_under_it_and_in_json():
          "warnings": [warning]}])
     assert tree_lines(step_rows(view))[1:] == [f"  warning: {warning}"]
     assert to_json(view)["steps"][0]["warnings"] == [warning]
+
+
+def test_ffl_status_shows_the_runs_own_warnings_after_its_header_and_in_json():
+    from interpreter.cli.run_view import RunView
+    from interpreter.cli.status_view import render, to_json
+
+    warnings = [{"path": "", "message": "tc.W: the output does not fit ..."}, {"path": "b0/c", "message": "step's"}]
+    view = RunView("tc.W", "wf", "run", "completed", steps=[], warnings=warnings)
+    lines = render(view)
+    assert "warning: tc.W: the output does not fit ..." in lines
+    assert not any("step's" in line for line in lines)  # a step's warning is shown under its step
+    assert to_json(view)["warnings"] == warnings

@@ -28,9 +28,23 @@ async def test_a_handler_return_of_the_wrong_type_fails_its_step_by_default(temp
 
 
 async def test_type_checks_warn_passes_values_on_and_the_steps_query_shows_the_warning(temporal_client, tmp_path):
+    from interpreter.cli.run_view import fetch_view
+    from interpreter.cli.status_view import render
+
+    status: list[str] = []
+
+    async def read_status(handle) -> None:
+        status.extend(render(await fetch_view(temporal_client, handle)))
+
     run = await run_ffl(temporal_client, SOURCE, "tc.Counted", {"n": "one"}, handlers={"tc.Count": count},
-                        tmp_path=tmp_path, config=RuntimeConfig(retry=FAST_RETRY, type_checks="warn"))
+                        tmp_path=tmp_path, config=RuntimeConfig(retry=FAST_RETRY, type_checks="warn"),
+                        inspect=read_status)
     assert run.error is None, run.message
+    # ffl status shows the run's own warnings (its input and output), and each step's under the step
+    run_level = [line for line in status if line.startswith("warning: ")]
+    assert any(line.startswith("warning: workflow 'tc.Counted': ") for line in run_level), status
+    assert any("the output does not fit" in line for line in run_level), status
+    assert any(line.strip().startswith("warning: tc.Count: handler result") for line in status), status
     assert run.result == {"n": "seven", "label": 3}
     [step] = [s for s in run.steps if s["path"] == "b0/c"]
     assert step["state"] == "completed"
