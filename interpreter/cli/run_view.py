@@ -270,6 +270,9 @@ async def query_all_steps(handle, client=None, view: RunView | None = None) -> l
         steps.extend(page.steps)
         if not offset:
             children = list(page.children or [])
+            if view is not None:  # counted like finished children: their records are in earlier runs
+                for state, number in (page.earlier or {}).items():
+                    view.finished_children[state] = view.finished_children.get(state, 0) + number
         offset = page.next_offset
     if client is None:
         return steps

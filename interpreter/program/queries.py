@@ -55,6 +55,8 @@ class StepsPage:
     offset: int = 0
     next_offset: int | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    earlier: dict[str, int] = field(default_factory=dict)
+    """Steps that earlier runs of this logical run completed, restored here without a record of their own."""
     children: list[dict[str, Any]] = field(default_factory=list)
     """Child workflows running parts of this run's large foreach blocks (``workflow_id``, ``path`` of the
     foreach, ``first``/``last`` iteration, ``state``, and ``counts`` of their steps once finished); their

@@ -24,7 +24,8 @@ def first_records(steps: Mapping[str, dict[str, Any]], budget: int = QUERY_RETUR
 
 
 def page_of(steps: Mapping[str, dict[str, Any]], query: StepsQuery, counts: Mapping[str, int],
-            children: Mapping[str, dict[str, Any]], budget: int = QUERY_RETURNS_BUDGET) -> StepsPage:
+            children: Mapping[str, dict[str, Any]], earlier: Mapping[str, int] | None = None,
+            budget: int = QUERY_RETURNS_BUDGET) -> StepsPage:
     """The steps ``query`` selects, from its offset on, at most its limit (and MAX_LIMIT) of them."""
     offset = max(0, query.offset)
     limit = max(0, min(query.limit, MAX_LIMIT))
@@ -40,7 +41,7 @@ def page_of(steps: Mapping[str, dict[str, Any]], query: StepsQuery, counts: Mapp
             matched += 1
     end = offset + len(chosen)
     return StepsPage(steps=bounded(chosen, budget), matched=matched, offset=offset,
-                     next_offset=end if end < matched else None, counts=dict(counts),
+                     next_offset=end if end < matched else None, counts=dict(counts), earlier=dict(earlier or {}),
                      children=[dict(record) for record in children.values() if under(query.prefix, record["path"])])
 
 

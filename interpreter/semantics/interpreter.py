@@ -40,7 +40,8 @@ from .effects import BuiltinCall, Effects, FacetCall, Iterations, Reporter, Scri
 from .failures import InvalidInput, Skipped, StepFailure
 from .limits import oversize, too_large
 from .schedule import FOREACH_WINDOW, dataflow, gather_all, windowed
-from .scope import Handle, Scope, Write, join, merge_into
+from .scope import Handle, Scope, ScriptWrite, Write, join, merge_into
+from .snapshot import Snapshot, StepOutcome
 
 BLOCK_TYPES = {"steps": "AndThen", "foreach": "AndMap", "when": "AndMatch", "script": "AndThen"}
 """Mirror object types of blocks (docs/mirror.md); a foreach iteration is an AndThen inside its AndMap."""
@@ -77,12 +78,6 @@ class Rules:
     max_nesting: int = 64
     depth_base: int = 0
     foreach_window: int = FOREACH_WINDOW
-
-
-class ScriptWrite(tuple):
-    """An ``andThen script`` block's write: captured before the yields of its declaration or step."""
-
-    __slots__ = ()
 
 
 def _no_steps(name: str) -> Any:
@@ -133,12 +128,14 @@ def first_case_wins(results: list[list[Write]]) -> list[Write]:
 
 
 class Interpreter:
-    def __init__(self, program: Program, effects: Effects, reporter: Reporter, rules: Rules = Rules()):
+    def __init__(self, program: Program, effects: Effects, reporter: Reporter, rules: Rules = Rules(),
+                 snapshot: Snapshot | None = None):
         self.program = program
         self.effects = effects
         self.report = reporter
         self.rules = rules
         self.arguments = Arguments(program)
+        self.snapshot = snapshot  # completed units to restore and to record (runs that continue as new)
 
     # ------------------------------------------------------------------ declarations
 
@@ -258,12 +255,16 @@ class Interpreter:
     async def run_blocks(self, blocks: list[Block], scope: Scope, path: str) -> list[Write]:
         """Sibling andThen blocks start together; yields come back in block order."""
         scopes: list[Scope] = []
+        snapshot = self.snapshot
         for index, block in enumerate(blocks):
             inner = scope.child(join(path, f"b{index}"))
             if block.kind == "steps":
                 inner.steps = self.handles(block.steps)
                 for name in block.exports:
                     self.take_over(inner, scope, name)
+                if snapshot is not None and any(index in later.sees for later in blocks):
+                    snapshot.seen_blocks.add(id(block))  # its steps' values outlive it: a sibling reads them
+                    self.restore_steps(block, inner)
             elif block.kind in ("when", "foreach") and block.sees:
                 for seen in block.sees:
                     inner.steps.update(scopes[seen].steps)
@@ -273,6 +274,10 @@ class Interpreter:
 
     async def run_block(self, block: Block, scope: Scope) -> list[Write]:
         """One block, each kind one branch; reported as a block step."""
+        if self.snapshot is not None:
+            restored = self.snapshot.unit(scope.path)
+            if restored is not None:  # completed in an earlier run of this logical run
+                return restored
         if block.kind == "steps":
             work = self.run_steps(block, scope)
         elif block.kind == "foreach":
@@ -302,6 +307,8 @@ class Interpreter:
                 self.report.block(path, kind, "cancelled", parent=owner, error=CANCELLED_MESSAGE)
             raise
         self.report.block(path, kind, "completed", parent=owner)
+        if self.snapshot is not None:
+            self.snapshot.unit_done(path, writes)
         return writes
 
     async def run_steps(self, block: Block, scope: Scope) -> list[Write]:
@@ -310,8 +317,20 @@ class Interpreter:
         for step in steps:
             if step.name not in scope.steps:  # a catch block's steps get their handles here
                 scope.steps.update(self.handles([step]))
-        results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name]),
+        restored = self.restore_steps(block, scope) if self.snapshot is not None else None
+        if not restored:
+            results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name],
+                                                                    block, i),
+                                     settle_on_cancel=self.rules.cleanup_on_cancel)
+        else:  # only what did not complete in an earlier run runs; yields still come back in step order
+            open_steps = [i for i in range(len(steps)) if i not in restored]
+            ran = await dataflow([steps[i] for i in open_steps],
+                                 lambda k: self.run_step(steps[open_steps[k]], scope,
+                                                         scope.steps[steps[open_steps[k]].name], block, open_steps[k]),
                                  settle_on_cancel=self.rules.cleanup_on_cancel)
+            results = [restored.get(i) for i in range(len(steps))]
+            for k, i in enumerate(open_steps):
+                results[i] = ran[k]
         writes = [write for step_writes in results for write in step_writes]
         for item in block.yields:
             writes.append(await self.run_yield(item, scope))
@@ -351,15 +370,30 @@ class Interpreter:
         Iterations start as earlier ones finish, ``Rules.foreach_window`` at once.
         """
         var = block.var or "item"
+        offsets = range(len(indexes))
+        done: dict[int, list[Write]] = {}
+        if self.snapshot is not None:  # iterations completed in an earlier run give their yields at once
+            for offset in offsets:
+                restored = self.snapshot.unit(f"{scope.path}/foreach[{indexes[offset]}]")
+                if restored is not None:
+                    done[offset] = restored
+        pending = [offset for offset in offsets if offset not in done] if done else offsets
 
-        def iteration(offset: int):
+        def iteration(k: int):
+            offset = pending[k]
             index = indexes[offset]
             inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: items[offset]},
                                 self.handles(block.steps))
             return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner), (var, items[offset]))
 
-        return await windowed(len(indexes), iteration, self.rules.foreach_window,
-                              settle_on_cancel=self.rules.cleanup_on_cancel)
+        ran = await windowed(len(pending), iteration, self.rules.foreach_window,
+                             settle_on_cancel=self.rules.cleanup_on_cancel)
+        if not done:
+            return ran
+        results = [done.get(offset) for offset in offsets]
+        for k, offset in enumerate(pending):
+            results[offset] = ran[k]
+        return results
 
     async def run_when(self, block: Block, scope: Scope) -> list[Write]:
         """Every case whose condition holds runs, concurrently; ``case _`` only if none did."""
@@ -393,6 +427,29 @@ class Interpreter:
         return [ScriptWrite((scope.script_target, result))]
 
     # ------------------------------------------------------------------ steps
+
+    def restore_steps(self, block: Block, scope: Scope) -> dict[int, list[Write]]:
+        """Resolve the handles of ``block``'s steps that completed in an earlier run; their yields by index."""
+        assert self.snapshot is not None
+        state = self.snapshot.block(scope.path, block)
+        if state is None:
+            return {}
+        restored: dict[int, list[Write]] = {}
+        for index, step in enumerate(block.steps):
+            outcome = state.outcomes.get(index)
+            if outcome is None and not state.completed(index):
+                continue
+            handle = scope.steps[step.name]
+            if not handle.done.done():
+                if outcome is not None and outcome.returns is not None:
+                    handle.resolve(outcome.returns)
+                else:  # nothing open read it when the run was carried: never read again
+                    handle.fail("completed in an earlier run; its value was not carried (nothing open read it)")
+                for name, value in ((outcome.reached or {}) if outcome is not None else {}).items():
+                    scope.steps[name].resolve(value)
+                self.snapshot.restored += 1
+            restored[index] = outcome.writes if outcome is not None else []
+        return restored
 
     def handles(self, steps: list[Step]) -> dict[str, Handle]:
         """A block's handles by step name, and beside a step the handles of the inner steps read from here
@@ -437,7 +494,8 @@ class Interpreter:
             handle.resolve(returns)
         return handle
 
-    async def run_step(self, step: Step, scope: Scope, handle: Handle) -> list[Write]:
+    async def run_step(self, step: Step, scope: Scope, handle: Handle, block: Block | None = None,
+                       index: int = -1) -> list[Write]:
         """One step from its references ready to its handle resolved; every state it reaches, reported here.
 
         Returns the yields its tail or catch makes to outer targets.
@@ -491,6 +549,10 @@ class Interpreter:
         handle.resolve(returns)
         if step.reaches:
             self.unreached(step, scope)
+        if self.snapshot is not None and block is not None:
+            reached = {name: scope.steps[name].returns for name in step.reaches
+                       if scope.steps[name].returns is not None} or None
+            self.snapshot.step_done(scope.path, index, StepOutcome(returns, writes, reached), path, block)
         return writes
 
     async def clean_up(self, catch: Catch, decl: FacetDecl | None, step: Step | None, args: dict[str, Any],

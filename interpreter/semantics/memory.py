@@ -35,6 +35,7 @@ from .effects import BuiltinCall, FacetCall, Iterations, ScriptCall
 from .failures import InvalidInput, Skipped, StepFailure
 from .interpreter import Interpreter, Rules
 from .scope import Write
+from .snapshot import Snapshot
 from .virtual_time import NEVER, VirtualClock
 
 Handler = Callable[[dict[str, Any]], Any]
@@ -274,13 +275,15 @@ class MemoryRun:
 
 
 async def run_in_memory(program: Program, workflow: str, inputs: Mapping[str, Any], effects: MemoryEffects,
-                        rules: Rules | None = None) -> MemoryRun:
-    """Run ``workflow`` of ``program`` with ``inputs`` against ``effects``; never raises on a run's failure."""
+                        rules: Rules | None = None, snapshot: Snapshot | None = None) -> MemoryRun:
+    """Run ``workflow`` of ``program`` with ``inputs`` against ``effects``; never raises on a run's failure.
+
+    With ``snapshot``, what it holds is restored, and what completes is recorded in it."""
     reporter = MemoryReporter()
     decl = program.facets.get(workflow)
     if decl is None or decl.kind != "workflow":
         return MemoryRun(None, InvalidInput(f"the program has no workflow '{workflow}'"), effects, reporter)
-    interpreter = Interpreter(program, effects, reporter, rules or Rules())
+    interpreter = Interpreter(program, effects, reporter, rules or Rules(), snapshot)
     effects.start()
     try:
         params = interpreter.workflow_params(decl, through_json(dict(inputs), "inputs"))

@@ -17,6 +17,12 @@ Write = tuple[str, dict[str, Any]]
 """One yield: (qualified target, fields) — merged later in deterministic order."""
 
 
+class ScriptWrite(tuple):
+    """An ``andThen script`` block's write: captured before the yields of its declaration or step."""
+
+    __slots__ = ()
+
+
 def join(path: str, part: str) -> str:
     return f"{path}/{part}" if path else part
 

@@ -37,14 +37,27 @@ from temporalio import workflow
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import TICK_ACTIVITY
     from interpreter.semantics import BuiltinCall, Effects, FacetCall, ScriptCall, StepFailure
+    from interpreter.semantics.snapshot import Snapshot
 
 from .admission import Admission
 from .layer import Layer
 from .memo import Continuation, Memo, failure_entry, result_entry
+from .tracker import Tracker
+from .trust import refused
 
 MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
 """Most JSON bytes of one Mirror activity input under SCALE: below the codec's 128 KB, so mirror batches
 stay in history instead of filling the value store with blobs nobody reads twice."""
+
+LOCAL_ACTIVITY_WEIGHT = 6
+"""History events a local activity counts as towards ``continue_after_events`` (runs since SNAPSHOT): its
+marker is one event, but replaying it costs a workflow activation, as a remote activity's ~6 events do; so
+a chain of local activities continues after ~1,300 steps, a history that replays in about a second."""
+
+LOCAL_TASK_BATCH = 400
+"""Local activities one workflow task runs (runs since SNAPSHOT); the next waits for a 1 ms timer, which
+ends the task, so no task of a long local chain lasts more than about a second (a task lasting past 80 % of
+its timeout is only kept alive by the SDK's heartbeats, and a slow machine fails it)."""
 
 RESTORE_BATCH = 500
 """Memo hits one workflow activation resolves before it yields (a local ``ffl.Tick``): re-running tens of
@@ -60,17 +73,27 @@ def recalled(entry: dict[str, Any], path: str, facet: str) -> Any:
 
 
 class Scale:
-    """A run's memo, its hold on new work past ``continue_after_events``, and what it has in flight."""
+    """A run's memo and snapshot, its hold on new work past ``continue_after_events``, and what it has in
+    flight. ``snapshot`` (runs since SNAPSHOT): completed units are restored from the snapshot, and the memo
+    answers only for work in flight when the run was carried (a handler done, its tail not)."""
 
-    def __init__(self, events_limit: int, continued: Continuation | None = None):
+    def __init__(self, events_limit: int, continued: Continuation | None = None, snapshot: bool = False):
         self.events_limit = events_limit
         self.continued = continued
         self.memo = Memo(continued.memo if continued is not None else None)
+        self.snapshot: Snapshot | None = None
+        if snapshot:
+            try:
+                self.snapshot = Snapshot(continued.snapshot if continued is not None else None)
+            except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
+                raise refused(f"the continuation's snapshot is malformed: {type(err).__name__}: {err}"[:2000]) from None
         self.children = 0  # child workflows in flight
         self.builtins = 0  # built-in steps in flight (timers, waits for a signal)
         self.held = 0  # coroutines waiting because the run holds
         self._local_task = -1  # history length of the workflow task local activities are counted in
         self._local_done = 0
+        self._local_total = 0  # local activities finished in this history (their markers)
+        self._turn: asyncio.Future | None = None  # the timer that ends a workflow task of many local activities
         self._restored = 0  # memo hits since the last yield
         self.yields = 0
 
@@ -84,7 +107,20 @@ class Scale:
             return False
         length = workflow.info().get_current_history_length()
         local = self._local_done if self._local_task == length else 0
+        if self.snapshot is not None:  # a local activity replays like a remote one: weighed as such
+            recorded = self._local_total - local  # markers already in ``length``, one event each
+            return length + recorded * (LOCAL_ACTIVITY_WEIGHT - 1) + local * LOCAL_ACTIVITY_WEIGHT >= self.events_limit
         return length + local >= self.events_limit
+
+    async def local_turn(self) -> None:
+        """Before a local activity (runs since SNAPSHOT): past LOCAL_TASK_BATCH of them in this workflow task,
+        end the task with a 1 ms timer first."""
+        if self.snapshot is None:
+            return
+        if self._local_task == workflow.info().get_current_history_length() and self._local_done >= LOCAL_TASK_BATCH:
+            if self._turn is None or self._turn.done():  # one timer for every step waiting at this point
+                self._turn = asyncio.ensure_future(workflow.sleep(timedelta(milliseconds=1)))
+            await asyncio.shield(self._turn)
 
     def local_done(self) -> None:
         """A local activity finished: one marker event more once this workflow task completes."""
@@ -92,6 +128,7 @@ class Scale:
         if length != self._local_task:
             self._local_task, self._local_done = length, 0
         self._local_done += 1
+        self._local_total += 1
 
     async def restored(self) -> None:
         """One memo hit; every RESTORE_BATCH of them the activation yields, so the next batch is a new one."""
@@ -149,11 +186,18 @@ class Scale:
             return True, task.result()
         return False, None
 
-    def carry(self, seq: int, run_id: str, program_hash: str, config: dict[str, Any],
+    def carry(self, tracker: Tracker, run_id: str, program_hash: str, config: dict[str, Any],
               signals: dict[str, Any] | None = None) -> Continuation:
         runs = self.continued.runs + 1 if self.continued is not None else 2
-        return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
-                            config=config, runs=runs, signals=signals, previous_run=workflow.info().run_id)
+        memo = self.memo.carried()
+        snapshot = earlier = None
+        if self.snapshot is not None:  # what the snapshot answers for is not carried twice
+            memo = {key: entry for key, entry in memo.items() if not self.snapshot.covers(key)}
+            snapshot = self.snapshot.carried()
+            earlier = tracker.carried_counts(memo)  # the next run records only what the memo answers again
+        return Continuation(memo=memo, seq=tracker.seq, run_id=run_id, program_hash=program_hash, config=config,
+                            runs=runs, signals=signals, previous_run=workflow.info().run_id, snapshot=snapshot,
+                            earlier=earlier)
 
 
 class Remembered(Layer):

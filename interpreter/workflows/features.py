@@ -5,7 +5,7 @@ release has every patch up to it, so one ``Level`` says everything. The rest of 
 objects per level (which effects layers a run has, which options its activities get) instead of testing
 patch ids where it goes. Patch markers are recorded where they are read, so the order and place of the
 reads here are part of every recorded history: RUN_METADATA right after LoadProgram, before the run's memo
-is written (``describe``), then CONTROL, SCALE, CHILD_RUN_IDS and LIFECYCLE.
+is written (``describe``), then CONTROL, SCALE, CHILD_RUN_IDS, LIFECYCLE and SNAPSHOT.
 """
 
 from __future__ import annotations
@@ -37,6 +37,11 @@ LIFECYCLE_PATCH = "ffl-lifecycle"
 after script blocks, the first matching when case winning), workflow outputs checked, integral doubles
 fitting Long."""
 
+SNAPSHOT_PATCH = "ffl-snapshot"
+"""After 0.2.0.dev3: a run continued as new restores the units its predecessors completed from a snapshot
+(semantics/snapshot.py) instead of re-running them against the memo, so it no longer yields every 500
+restored steps; the memo keeps only what the snapshot does not answer."""
+
 
 class Level(IntEnum):
     """What a run supports, by the release that started it."""
@@ -45,8 +50,9 @@ class Level(IntEnum):
     RUN_METADATA = 1  # 0.2.0.dev0
     CONTROL = 2  # 0.2.0.dev1
     SCALE = 3  # 0.2.0.dev2
-    CHILD_RUN_IDS = 4  # 0.2.0.dev3 and since, with LIFECYCLE
+    CHILD_RUN_IDS = 4  # 0.2.0.dev3, with LIFECYCLE
     LIFECYCLE = 5
+    SNAPSHOT = 6  # 0.2.0.dev4
 
 
 def run_level(describe: Callable[[bool], None]) -> Level:
@@ -62,7 +68,9 @@ def run_level(describe: Callable[[bool], None]) -> Level:
         return Level.CONTROL
     if not workflow.patched(CHILD_RUN_IDS_PATCH):
         return Level.SCALE
-    return Level.LIFECYCLE if workflow.patched(LIFECYCLE_PATCH) else Level.CHILD_RUN_IDS
+    if not workflow.patched(LIFECYCLE_PATCH):
+        return Level.CHILD_RUN_IDS
+    return Level.SNAPSHOT if workflow.patched(SNAPSHOT_PATCH) else Level.LIFECYCLE
 
 
 def child_level(parent: int) -> Level:

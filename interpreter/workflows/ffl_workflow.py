@@ -113,7 +113,7 @@ class FFLWorkflow:
         sources = loaded.get("sources") or []
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         level = run_level(lambda metadata: describe(name, program_hash, sources, config, metadata))
-        scale = Scale(config.continue_after_events, continued) if level >= Level.SCALE else None
+        scale = Scale(config.continue_after_events, continued, level >= Level.SNAPSHOT) if level >= Level.SCALE else None
         if continued is not None and continued.signals:
             self.signals.restore(continued.signals)  # kept payloads and the received log go on
         session = self.session = Session.open(name, program, program_hash, config, level,
@@ -121,6 +121,7 @@ class FFLWorkflow:
         tracker = self.tracker = Tracker(
             info.workflow_id, run_id, program_hash, mirror=config.mirror,
             seq=continued.seq if continued is not None else 0, quiet=scale.memo.restored if scale else (),
+            earlier=continued.earlier if continued is not None else None,
             root=short_name(name), header=program_details(name, program_hash, sources, namespace_of(name)))
         if continued is None:
             tracker.runner(name, "created", program_hash=program_hash)  # mirror only: the program is pinned
@@ -133,7 +134,7 @@ class FFLWorkflow:
                 raise ApplicationError(f"program {program_hash} has no workflow '{name}'", type="ProgramNotFound",
                                        non_retryable=True)
             effects, admission = build_effects(session, tracker, self.signals, scale)
-            interpreter = Interpreter(program, effects, tracker, session.rules)
+            interpreter = Interpreter(program, effects, tracker, session.rules, scale.snapshot if scale else None)
             params = interpreter.workflow_params(decl, inputs)
             check_input_size(decl, params, session.rules.value_limit)  # boundary: the value limit, at once
             if continued is None:
@@ -144,7 +145,7 @@ class FFLWorkflow:
                 done, returns = await scale.run(interpreter.run_workflow(decl, params), admission)
                 if not done:
                     await drain(outbox)
-                    carried = scale.carry(tracker.seq, run_id, program_hash, config.model_dump(mode="json"),
+                    carried = scale.carry(tracker, run_id, program_hash, config.model_dump(mode="json"),
                                           self.signals.carry())
                     workflow.continue_as_new(args=[inputs, carried])
             limit = session.rules.value_limit
@@ -180,17 +181,18 @@ class FFLWorkflow:
                                               (request.root_id, request.root_run), workflow.info().task_queue,
                                               depth_base=request.depth)
         last = request.first + len(request.items) - 1
-        scale = Scale(config.continue_after_events, continued)
+        scale = Scale(config.continue_after_events, continued, session.level >= Level.SNAPSHOT)
         places = {request.owner: tuple(request.owner_place)} if request.owner and request.owner_place else None
         tracker = self.tracker = Tracker(
             request.root_id, request.root_run, request.program_hash, mirror=config.mirror,
             seq=continued.seq if continued is not None else request.seq, quiet=scale.memo.restored,
+            earlier=continued.earlier if continued is not None else None,
             root=session.root, header=f"**FFL** iterations {request.first} to {last} of `{request.path}` in run "
                                       f"`{request.root_id}`", places=places, blocks=[request.path])
         block = find_block(program, request.block)
         outbox = Outbox(tracker, session.options.mirror, MIRROR_BATCH_BYTES_BY_REFERENCE) if config.mirror else None
         effects, admission = build_effects(session, tracker, self.signals, scale, seq_base=request.seq)
-        interpreter = Interpreter(program, effects, tracker, session.rules)
+        interpreter = Interpreter(program, effects, tracker, session.rules, scale.snapshot)
         handles = {o.name: Handle.resolved(o.name, tuple(o.declared), o.returns, tuple(o.nullable))
                    for o in request.outer}
         scope = Scope(request.params, request.path, None, None, request.script_target, handles, request.owner)
@@ -200,7 +202,7 @@ class FFLWorkflow:
             done, writes = await scale.run(interpreter.run_iterations(block, scope, request.items, indexes), admission)
             if not done:
                 await drain(outbox)
-                workflow.continue_as_new(args=[request, scale.carry(tracker.seq, request.root_run,
+                workflow.continue_as_new(args=[request, scale.carry(tracker, request.root_run,
                                                                     request.program_hash, request.config)])
             result.writes = [[list(write) for write in iteration] for iteration in writes]
         except StepFailure as failure:

@@ -21,6 +21,10 @@ class Continuation:
     """The run's signals (Signals.carry): payloads kept for a later wait, the received log."""
     previous_run: str = ""
     """The run that continued as new with it: the next run checks it is Temporal's ``continued_run_id`` (trust.py)."""
+    earlier: dict[str, int] | None = None
+    """Step counts of what earlier runs completed and the next run restores without recording it again."""
+    snapshot: dict[str, Any] | None = None
+    """The units completed so far (semantics/snapshot.py, ``Snapshot.carried``); None before SNAPSHOT."""
 
 
 class Memo:

@@ -29,12 +29,14 @@ class Tracker:
 
     ``seq`` is the number of the next mirror record (a continued run or a child goes on from where its
     predecessor's numbers end); ``quiet`` the paths whose records an earlier run of this logical run
-    already mirrored; ``places`` the mirror places a child inherits (its foreach's owner step).
+    already mirrored; ``places`` the mirror places a child inherits (its foreach's owner step); ``earlier``
+    the step counts of units earlier runs completed that this history restores without a record.
     """
 
     def __init__(self, workflow_id: str, run_id: str, program_hash: str, *, mirror: bool = False, seq: int = 0,
                  quiet: Collection[str] = (), root: str = "", header: str = "",
-                 places: dict[str, tuple[str | None, str, str]] | None = None, blocks: Collection[str] = ()):
+                 places: dict[str, tuple[str | None, str, str]] | None = None, blocks: Collection[str] = (),
+                 earlier: dict[str, int] | None = None):
         self.workflow_id = workflow_id
         self.run_id = run_id
         self.program_hash = program_hash  # step and task records carry it (flow ids)
@@ -54,6 +56,8 @@ class Tracker:
         self.items: dict[str, str] = {}  # foreach iteration path → its element, short (for summaries)
         self.children: dict[str, dict[str, Any]] = {}  # chunk key → child workflow record (children.py)
         self.child_counts = dict.fromkeys(STATES, 0)  # step counts of finished children, nested ones included
+        given = earlier or {}
+        self.earlier = {name: given[name] if isinstance(given.get(name), int) else 0 for name in STATES}
         if header:
             self._details()
 
@@ -167,7 +171,22 @@ class Tracker:
 
     def totals(self) -> dict[str, int]:
         """Step counts of the logical run as far as this history knows: its own and its finished children's."""
-        return {name: self.counts[name] + self.child_counts[name] for name in STATES}
+        return {name: self.counts[name] + self.child_counts[name] + self.earlier[name] for name in STATES}
+
+    def carried_counts(self, recorded_again: Collection[str]) -> dict[str, int]:
+        """The counts a continued run inherits: everything so far but the records it will make again (steps
+        and children its memo answers, which it re-runs and records anew)."""
+        totals = self.totals()
+        for key in recorded_again:
+            record = self.steps.get(key)
+            if record is not None:
+                totals[record["state"]] -= 1
+            child = self.children.get(key)
+            if child is not None and child.get("counts"):
+                for name, number in child["counts"].items():
+                    if name in totals:
+                        totals[name] -= number
+        return totals
 
     def snapshot(self) -> list[dict[str, Any]]:
         """The steps query without an argument: the first step records (steps_view.first_records)."""
@@ -175,7 +194,7 @@ class Tracker:
 
     def page(self, query: StepsQuery) -> StepsPage:
         """The steps query with an argument: one page of the records it selects (steps_view.page_of)."""
-        return page_of(self.steps, query, self.counts, self.children)
+        return page_of(self.steps, query, self.counts, self.children, self.earlier)
 
     def _details(self) -> None:
         current = None

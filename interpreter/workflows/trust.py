@@ -69,6 +69,8 @@ def _check_shape(carried: Continuation) -> None:
         ("config", isinstance(carried.config, dict)), ("runs", isinstance(carried.runs, int)),
         ("signals", carried.signals is None or isinstance(carried.signals, dict)),
         ("previous_run", isinstance(carried.previous_run, str)),
+        ("snapshot", carried.snapshot is None or isinstance(carried.snapshot, dict)),
+        ("earlier", carried.earlier is None or isinstance(carried.earlier, dict)),
     ) if not ok]  # fmt: skip
     if wrong:
         raise refused(f"the continuation's {', '.join(wrong)} have the wrong type")

@@ -9,8 +9,8 @@ import pytest
 from interpreter.program.evaluate import EvaluationError
 from interpreter.semantics import Handle, Scope, Skipped, StepFailure
 from interpreter.semantics.failures import first_failure
-from interpreter.semantics.interpreter import ScriptWrite, first_case_wins
-from interpreter.semantics.scope import merge_into
+from interpreter.semantics.interpreter import first_case_wins
+from interpreter.semantics.scope import ScriptWrite, merge_into
 from interpreter.workflows.memo import Memo
 
 
