@@ -1,24 +1,34 @@
-"""Runs longer than one history: a memo of completed work, and continue-as-new when the history is long.
+"""Runs longer than one history: what a run completed, carried when it continues as new.
 
-The interpreter is deterministic given the results of its effects, so a
-run continued as new interprets the program again from the start with a
-*memo*: the result (or failure) of every handler, script, built-in step and
-child workflow it completed so far, keyed by the step path (a child by its
-chunk). ``Remembered`` is the effects layer that answers from it: a hit
-resolves at once and schedules nothing; the first miss is where the run
-left off. So the run's identity (workflow id), its steps query and its
-mirror records continue as if it had never stopped: the re-run rebuilds the
-same step records, and records of steps restored from the memo are not
-mirrored again.
+A run continued as new interprets the program from the start again, with
+two records of what its predecessors did:
 
-When the history reaches ``RuntimeConfig.continue_after_events`` events the
-run *holds* (``Scale.holds``): admission grants no new activity and no child
-or built-in step starts, what is in flight finishes (its results join the
+- the *snapshot* (runs since SNAPSHOT; interpreter/semantics/snapshot.py):
+  every step, foreach iteration and block they completed. The interpreter
+  gives a completed unit's yields and returns at once and runs nothing of
+  it, so the new run's work is what was still open, not the logical run's
+  past; only the returns open steps still read are carried;
+- the *memo*: the result (or failure) of every handler, script, built-in
+  step and child workflow, keyed by step path (a child by its chunk), for
+  the work in flight when the run was carried (a handler done, its step's
+  tail not) — and, for runs before SNAPSHOT, for everything.
+  ``Remembered`` is the effects layer that answers from it: a hit resolves
+  at once and schedules nothing.
+
+So the run's identity (workflow id) and its mirror records go on as if it
+had never stopped; the steps query answers the steps this history ran and
+counts those earlier runs completed. Records of steps the memo answers are
+not mirrored again.
+
+When the history reaches ``RuntimeConfig.continue_after_events`` events (a
+local activity weighing as a remote one's events since SNAPSHOT) the run
+*holds* (``Scale.holds``): admission grants no new activity and no child or
+built-in step starts, what is in flight finishes (its results join the
 memo), the mirror's records are sent, and once the run waits for nothing but
 what it holds back it continues as new with ``[inputs, Continuation]``: the
-memo (by reference once it is large), the mirror's record sequence, the first
-run's id and the pinned program hash and configuration. A run that holds but
-finishes without needing more simply finishes.
+snapshot and the memo (by reference once large), the mirror's record
+sequence, the first run's id and the pinned program hash and configuration.
+A run that holds but finishes without needing more simply finishes.
 
 Everything here depends on history only (its length, results), so replay
 takes the same decisions.
