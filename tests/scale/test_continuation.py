@@ -126,3 +126,34 @@ async def test_histories_that_used_children_and_continue_as_new_replay(temporal_
     for history in histories + child_histories:
         result = await replayer.replay_workflow(history, raise_on_replay_failure=False)
         assert result.replay_failure is None, result.replay_failure
+
+
+async def test_a_continued_chain_carries_the_places_of_its_completed_steps_not_their_values(
+        temporal_client, tmp_path, value_store):
+    from interpreter.workflows.memo import Continuation
+
+    length = 60
+    config = RuntimeConfig(retry=FAST_RETRY, continue_after_events=100)
+    run = await run_ffl(temporal_client, chain_source(length), "chain.Run", {"start": 0}, handlers={"chain.Inc": inc},
+                        tmp_path=tmp_path, config=config, timeout=120)
+    assert run.error is None, run.message
+    converter = value_converter(value_store)
+    carried: list[Continuation] = []
+    for execution in await runs_of(temporal_client, run.handle.id):
+        history = await temporal_client.get_workflow_handle(run.handle.id, run_id=execution.run_id).fetch_history()
+        for event in history.events:
+            if event.event_type == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_CONTINUED_AS_NEW:
+                payloads = list(event.workflow_execution_continued_as_new_event_attributes.input.payloads)
+                carried.append((await converter.decode(payloads[1:], [Continuation]))[0])
+    assert carried, "the chain continued as new"
+    for continuation in carried:
+        steps = continuation.snapshot["blocks"]["b0"]
+        kept = {int(index) for index in steps["kept"]}
+        done = {i for first, last in steps["done"] for i in range(first, last + 1)}
+        last = max(kept | done)
+        # s0 .. s<last> completed: returns are carried only for the open steps' reads — s<last+1> reads s<last>,
+        # f's foreach (f has not run) reads s3 and s30 — the others keep their place alone, and no memo of them
+        assert kept == {i for i in (3, length // 2) if i <= last} | {last}, steps
+        assert done | kept == set(range(last + 1)) and not done & kept, steps
+        assert not any(key.startswith("b0/s") for key in continuation.memo), list(continuation.memo)
+        assert continuation.earlier["completed"] == last + 1
