@@ -43,8 +43,14 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
         locations, and compressed into ``program_z`` when large (see
         program.pinned); ``hash`` names the published program.
         """
+        asked = request.get("hash")
+        if isinstance(asked, str) and (request["workflow"], asked) in pinned_cache:
+            # A continued run or a child asks for the hash its run pinned: verified when this process first
+            # loaded it, and a 50,000-step program takes seconds to read and hash again at every continue.
+            pinned_cache.move_to_end((request["workflow"], asked))
+            return {**pinned_cache[(request["workflow"], asked)], "hash": asked, "config": config_data}
         try:
-            text, digest = await asyncio.to_thread(store.load, request["workflow"], request.get("hash"))
+            text, digest = await asyncio.to_thread(store.load, request["workflow"], asked)
         except LookupError as err:
             # Whoever can start a run learns which worker looked, not where (its log says): another
             # deployment's or another `ffl run`'s worker on the same queue is then plain to see.

@@ -126,6 +126,25 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     assert await env.run(activities[2]) is None  # the tick
 
 
+async def test_load_program_reads_the_store_once_per_pinned_hash(tmp_path):
+    class Counting(LocalProgramStore):
+        loads = 0
+
+        def load(self, workflow, program_hash=None):
+            Counting.loads += 1
+            return super().load(workflow, program_hash)
+
+    store = Counting(tmp_path)
+    digest = store.publish(compile_text(ONE))
+    [load, *_] = build_interpreter_activities(store, RuntimeConfig())
+    env = ActivityEnvironment()
+    first = await env.run(load, {"workflow": "a.W", "hash": None})  # a new run: the store says which is latest
+    again = [await env.run(load, {"workflow": "a.W", "hash": digest}) for _ in range(3)]  # its continued runs
+    assert Counting.loads == 1 and all(loaded == first for loaded in again)
+    await env.run(load, {"workflow": "a.W", "hash": None})
+    assert Counting.loads == 2  # the latest is asked of the store every time: a publish may have moved it
+
+
 def test_trim_program_keeps_what_the_workflow_reaches():
     from interpreter.activities.program_store import trim_program
     from interpreter.program.serialize import program_to_json
