@@ -84,3 +84,21 @@ async def test_the_child_ids_patch_guards_runs_started_before_it(monkeypatch):
         _aiter([history]), raise_on_replay_failure=False)
     failures = [str(err) for err in result.replay_failures.values()]
     assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
+
+
+async def test_the_snapshot_patch_guards_runs_started_before_it(monkeypatch):
+    """A chain of local activities of 0.2.0.dev3 replays only because it keeps counting a local activity as one
+    event: with the snapshot patch forced on, the run holds at another point than the recorded one."""
+    from temporalio import workflow
+    from temporalio.worker import UnsandboxedWorkflowRunner
+
+    from interpreter.workflows.features import SNAPSHOT_PATCH
+
+    patched = workflow.patched
+    monkeypatch.setattr(workflow, "patched", lambda patch_id: True if patch_id == SNAPSHOT_PATCH else patched(patch_id))
+    path = HISTORIES / "0.2.0.dev3" / "scaled-local-run1.json"
+    history = WorkflowHistory.from_json(_workflow_id(path), path.read_text(encoding="utf-8"))
+    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
+        _aiter([history]), raise_on_replay_failure=False)
+    failures = [str(err) for err in result.replay_failures.values()]
+    assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
