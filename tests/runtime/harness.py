@@ -25,6 +25,7 @@ from interpreter.activities.dispatch import build_handler_activity, handler_work
 from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.activities.run_header import worker_interceptors
 from interpreter.cli.run_view import query_all_steps
 from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
@@ -122,9 +123,12 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
     if local:
         config = config.model_copy(update={"local_facets": registry.names()})
         served = [build_handler_activity(registry, queue)]
+    header = worker_interceptors(client)
     interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
-                         activities=build_interpreter_activities(store, config, mirror, allow_scripts=True) + served)
+                         activities=build_interpreter_activities(store, config, mirror, allow_scripts=True) + served,
+                         interceptors=header)
     handler_worker = Worker(client, task_queue=handler_queue, activities=[build_handler_activity(registry, handler_queue)],
+                            interceptors=header,
                             max_concurrent_activities=handler_slots, **handler_worker_options())
     async with interpreter, handler_worker:
         handle = await client.start_workflow(workflow, dict(inputs) if inputs is not None else {},
