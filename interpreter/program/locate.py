@@ -38,8 +38,8 @@ class BodyReads:
 
 @dataclass
 class _Index:
-    addresses: dict[int, str]  # id(block) → address
-    blocks: dict[str, Block]
+    addresses: dict[int, Address]  # id(block) → address
+    blocks: dict[Address, Block]
     reads: dict[int, BodyReads]
     signals: dict[int, bool]
 
@@ -59,8 +59,8 @@ def _index(program: Program) -> _Index:
     index = _Index({}, {}, {}, {})
     for qname in sorted(program.facets):
         for address, block in blocks_of(program.facets[qname]):
-            index.addresses[id(block)] = str(address)
-            index.blocks[str(address)] = block
+            index.addresses[id(block)] = address
+            index.blocks[address] = block
     with _lock:
         _cache[key] = (program, index)  # the program is held, so its id is not reused while cached
         while len(_cache) > _CACHE_SIZE:
@@ -73,11 +73,11 @@ def block_address(program: Program, block: Block) -> str:
     address = _index(program).addresses.get(id(block))
     if address is None:
         raise BlockNotFound("block is not part of this program")
-    return address
+    return str(address)
 
 
 def find_block(program: Program, address: str) -> Block:
-    block = _index(program).blocks.get(address)
+    block = _index(program).blocks.get(Address.parse(address))
     if block is None:
         raise BlockNotFound(f"the program has no block at {address!r}")
     return block

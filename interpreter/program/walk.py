@@ -21,30 +21,50 @@ histories and never changes.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import NamedTuple
 
 from .model import Block, Case, FacetDecl, Step, Yield
 
 
-class Address(NamedTuple):
-    """Where a block or a step stands: its declaration and the segments from the declaration down to it."""
+class Address(tuple[str, ...]):
+    """Where a block or a step stands: its declaration and the segments from the declaration down to it.
 
-    decl: str
-    segments: tuple[str, ...] = ()
+    A tuple (``(decl, *segments)``), so making one per node of a large program stays cheap."""
 
-    def __truediv__(self, segment: str) -> Address:  # type: ignore[override]  # tuple's / is not defined
-        return Address(self.decl, (*self.segments, segment))
+    __slots__ = ()
+
+    def __new__(cls, decl: str, *segments: str) -> Address:
+        return tuple.__new__(cls, (decl, *segments))
+
+    def __truediv__(self, segment: str) -> Address:
+        return tuple.__new__(Address, (*self, segment))
+
+    @property
+    def decl(self) -> str:
+        return self[0]
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return self[1:]
 
     @property
     def parent(self) -> Address:
-        return Address(self.decl, self.segments[:-1])
+        return tuple.__new__(Address, self[:-1]) if len(self) > 1 else self
 
     @property
     def last(self) -> str:
-        return self.segments[-1] if self.segments else ""
+        return self[-1] if len(self) > 1 else ""
 
     def __str__(self) -> str:
-        return f"{self.decl}:{'/'.join(self.segments)}"
+        return f"{self[0]}:{'/'.join(self[1:])}"
+
+    @classmethod
+    def parse(cls, text: str) -> Address:
+        """The address ``str`` wrote (``ns.F:b0/s1``)."""
+        decl, _, path = text.partition(":")
+        return cls(decl, *(path.split("/") if path else ()))
+
+    def __repr__(self) -> str:
+        return f"Address({str(self)!r})"
 
 
 Node = Block | Step | Yield | Case

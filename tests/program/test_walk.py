@@ -53,3 +53,9 @@ def test_an_address_knows_its_parent_and_last_segment():
     address = Address("ns.F") / "b0" / "s1" / "catch"
     assert (str(address), str(address.parent), address.last) == ("ns.F:b0/s1/catch", "ns.F:b0/s1", "catch")
     assert Address("ns.F").last == ""
+
+
+def test_an_address_reads_back_from_the_text_a_child_is_sent():
+    for text in ("ns.F:b0/s1/catch", "ns.F:catch", "ns.F:"):
+        assert str(Address.parse(text)) == text
+    assert Address.parse("ns.F:b0/s1") == Address("ns.F") / "b0" / "s1"
