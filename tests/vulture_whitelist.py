@@ -9,6 +9,14 @@ Anything else it reports is dead code, and goes.
 # interpreter/activities/failures.py: the SDK's failure converter reads stack_trace
 _.stack_trace
 
+# interpreter/activities/run_header.py: the SDK's worker interceptor calls it for each activity
+_.intercept_activity
+
+# interpreter/program/mirror_records.py: keys of a TypedDict, set by the tracker and read by the mirror's documents.py
+_.parent_path
+_.block_path
+_.root_path
+
 # interpreter/activities/handlers.py: the original's registry-runner style, called by handler packages
 _.register_handler
 

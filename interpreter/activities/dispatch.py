@@ -44,11 +44,11 @@ from temporalio import activity
 from temporalio.common import RawValue
 from temporalio.exceptions import ApplicationError, CancelledError
 
-from ..program.constants import RUN_IDENTITY_KEY
 from .handler_calls import SyncCalls, encode_returns
 from .handlers import CompleteLater, HandlerRegistry, NonRetryableError, is_async_handler
 from .listeners import TaskEvent, TaskListener, notify_task
 from .payload import HandlerPayload, TaskIdentity, build_extras, encode_task_token
+from .run_header import LEGACY_ARGUMENT, identity_of, reported_run
 
 log = logging.getLogger(__name__)
 
@@ -243,10 +243,14 @@ def build_handler_activity(
 
 def logical_run(step_args: dict[str, Any], info: activity.Info) -> tuple[str, str]:
     """(workflow id, run id) the step's records belong to: the logical run's, which a child workflow or a run
-    continued as new names in its arguments (removed here, so the handler never sees it)."""
-    named = step_args.pop(RUN_IDENTITY_KEY, None)
-    if isinstance(named, list) and len(named) == 2 and all(isinstance(part, str) for part in named):
-        return named[0], named[1]
+    continued as new names in the run header (run_header.py), else the activity's own workflow's.
+
+    A task an older release scheduled names it in the arguments instead: taken out, so the handler never sees it.
+    """
+    legacy = identity_of(step_args.pop(LEGACY_ARGUMENT, None))
+    named = reported_run.get() or legacy
+    if named is not None:
+        return named
     return info.workflow_id or "", info.workflow_run_id or ""
 
 

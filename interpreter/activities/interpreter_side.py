@@ -85,7 +85,8 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
     if mirror is not None:
         @activity.defn(name=MIRROR_ACTIVITY)
         async def mirror_records(records: list[dict[str, Any]]) -> None:
-            """Hand a batch of runner/step/log records to the sink (which spools, never raises)."""
+            """Hand a batch of a run's records (program/mirror_records.WorkflowRecord, as JSON objects: read
+            without conversion) to the sink, which spools and never raises."""
             await asyncio.to_thread(mirror.write, records)  # type: ignore[attr-defined]
 
         activities.append(mirror_records)

@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..program.model import Block, FacetDecl, Program
+from ..program.model import FacetDecl, Program
 from ..program.serialize import content_hash, program_from_json, program_to_json
+from ..program.walk import steps_of
 from .private_files import private_dir
 
 
@@ -213,8 +214,7 @@ def trim_program(text: str, workflow: str) -> str:
         pending.extend(m.facet for m in decl.mixins if m.facet)
         for implicit in program.implicits.get(name, []):
             pending.extend(m.facet for m in implicit.call.mixins if m.facet)
-        blocks = list(decl.blocks) + ([decl.catch.block] if decl.catch else [])
-        pending.extend(_called(blocks))
+        pending.extend(_called(decl))
     trimmed = Program(
         format=program.format,
         facets={name: facets[name] for name in sorted(facets)},
@@ -224,18 +224,11 @@ def trim_program(text: str, workflow: str) -> str:
     return program_to_json(trimmed)
 
 
-def _called(blocks: list[Block]) -> list[str]:
-    """Qualified names every call and mixin in ``blocks`` (nested bodies included) refers to."""
+def _called(decl: FacetDecl) -> list[str]:
+    """Qualified names every call and mixin in ``decl``'s bodies (nested ones included) refers to."""
     found: list[str] = []
-    stack = list(blocks)
-    while stack:
-        block = stack.pop()
-        for step in block.steps:
-            if step.call.facet:
-                found.append(step.call.facet)
-            found.extend(m.facet for m in step.call.mixins if m.facet)
-            stack.extend(step.blocks)
-            if step.catch is not None:
-                stack.append(step.catch.block)
-        stack.extend(case.body for case in block.cases)
+    for step in steps_of(decl):
+        if step.call.facet:
+            found.append(step.call.facet)
+        found.extend(m.facet for m in step.call.mixins if m.facet)
     return found

@@ -167,13 +167,15 @@ async def connect(options: ConnectOptions, retry_for: float = 0.0, *, mongo_uri:
     converter (unless ``data_converter`` is given) stores large values by
     reference (activities/value_codec.py): in GridFS of ``mongo_uri`` (else
     ``$MONGODB_URI``) unless ``$FFL_VALUE_STORE`` names the shared directory,
-    which is the default without MongoDB.
+    which is the default without MongoDB. Every worker built from it carries the run header
+    (activities/run_header.py).
     """
     import asyncio
     import os
 
     from temporalio.client import Client
 
+    from ..activities.run_header import RunHeader
     from ..activities.value_codec import value_converter
 
     converter = data_converter or value_converter(mongo_uri=mongo_uri or os.environ.get("MONGODB_URI"))
@@ -183,7 +185,7 @@ async def connect(options: ConnectOptions, retry_for: float = 0.0, *, mongo_uri:
     while True:
         try:
             return await Client.connect(options.address, namespace=options.namespace, tls=tls, api_key=options.api_key,
-                                        data_converter=converter)
+                                        data_converter=converter, interceptors=[RunHeader()])
         except RuntimeError as exc:
             if loop.time() >= deadline:
                 raise ConnectionFailed(options.address, explain_connect_error(exc)) from None

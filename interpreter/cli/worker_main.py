@@ -25,6 +25,7 @@ from ..activities.dispatch import build_handler_activity, handler_worker_options
 from ..activities.handlers import HandlerLoadError, HandlerRegistry, load_handlers
 from ..activities.interpreter_side import store_name
 from ..activities.listeners import TaskListener
+from ..activities.run_header import worker_interceptors
 from ..program.config import RuntimeConfig
 from ..program.constants import INTERPRETER_QUEUE
 from .connect import (
@@ -132,7 +133,7 @@ def build_worker(
         task_queue=queue,
         identity=identity,
         workflows=workflows,
-        interceptors=[RunLog()] if interpreter else [],
+        interceptors=worker_interceptors(client) + ([RunLog()] if interpreter else []),
         activities=activities,
         activity_executor=ThreadPoolExecutor(max_workers=max(16, max_concurrent_activities or 0),
                                              thread_name_prefix=f"ffl-act-{queue}"),

@@ -17,7 +17,8 @@ from typing import Any
 
 from ..program.builtins import POLICIES, POLICY_FIELDS, is_builtin
 from ..program.evaluate import EvaluationError, evaluate
-from ..program.model import Block, Call, FacetDecl, ImplicitDecl, Loc, MixinCall, Policy
+from ..program.model import Call, FacetDecl, ImplicitDecl, Loc, MixinCall, Policy
+from ..program.walk import steps_of
 from .calls import mixin_problems
 from .diagnostics import Diagnostic
 from .symbols import Entry, SymbolTable
@@ -81,19 +82,8 @@ class PolicyExtractor:
         dispatched = decl.kind == "event" or decl.prompt is not None
         where = f"'{decl.qname}' is a {'workflow' if decl.kind == 'workflow' else 'facet'} without a handler"
         decl.mixins, decl.policy = self.split(decl.mixins, None if dispatched else where)
-        blocks = list(decl.blocks) + ([decl.catch.block] if decl.catch else [])
-        for block in blocks:
-            self.block(block)
-
-    def block(self, block: Block) -> None:
-        for step in block.steps:
+        for step in steps_of(decl):
             self.call(step.call)
-            for inner in step.blocks:
-                self.block(inner)
-            if step.catch is not None:
-                self.block(step.catch.block)
-        for case in block.cases:
-            self.block(case.body)
 
     def call(self, call: Call) -> None:
         if call.kind == "builtin":

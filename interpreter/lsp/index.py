@@ -35,6 +35,7 @@ from ..program.model import (
     StepRef,
     Unary,
 )
+from ..program.walk import steps_of
 from .text import Span, Text
 
 Key = tuple
@@ -119,18 +120,9 @@ def _owners(tree: SourceFile):
             stack.extend(node.decls)
         elif isinstance(node, FacetDecl):
             yield node
-            stack.extend(node.blocks)
-            if node.catch is not None:
-                stack.append(node.catch.block)
+            yield from (step.call for step in steps_of(node))
         elif isinstance(node, ImplicitDecl):
             yield node.call
-        elif isinstance(node, Block):
-            for step in node.steps:
-                yield step.call
-                stack.extend(step.blocks)
-                if step.catch is not None:
-                    stack.append(step.catch.block)
-            stack.extend(case.body for case in node.cases)
 
 
 def policy_mixins(tree: SourceFile) -> dict[int, list[MixinCall]]:

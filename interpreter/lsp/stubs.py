@@ -31,7 +31,9 @@ from ..program.model import (
     SourceFile,
     Step,
     Use,
+    Yield,
 )
+from ..program.walk import walk
 
 Interface = dict[str, tuple[str, int, int]]
 """Qualified name (``namespace:`` prefix for namespaces) → its stub's text without positions, and its line and column.
@@ -198,22 +200,16 @@ def written_names(source: SourceFile) -> set[str]:
         elif isinstance(node, FacetDecl):
             names |= _type_names(node.params) | _type_names(node.returns)
             names.update(short(m.name) for m in node.mixins)
-            stack.extend(node.blocks)
-            if node.catch is not None:
-                stack.append(node.catch.block)
+            for _, inner in walk(node):
+                if isinstance(inner, Step):
+                    names.add(short(inner.call.name))
+                    names.update(short(m.name) for m in inner.call.mixins)
+                elif isinstance(inner, Yield):
+                    names.add(short(inner.name))
         elif isinstance(node, SchemaDecl):
             names |= _type_names(node.fields)
         elif isinstance(node, ImplicitDecl):
             names.add(short(node.call.name))
-        elif isinstance(node, Block):
-            for step in node.steps:
-                names.add(short(step.call.name))
-                names.update(short(m.name) for m in step.call.mixins)
-                stack.extend(step.blocks)
-                if step.catch is not None:
-                    stack.append(step.catch.block)
-            names.update(short(y.name) for y in node.yields)
-            stack.extend(case.body for case in node.cases)
     return names
 
 

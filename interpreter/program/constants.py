@@ -14,10 +14,6 @@ RUN_SCRIPT_ACTIVITY = "ffl.RunScript"
 MIRROR_ACTIVITY = "ffl.Mirror"
 TICK_ACTIVITY = "ffl.Tick"
 
-RUN_IDENTITY_KEY = "_ffl_run"
-"""Argument key a child or continued run adds for mirrored handlers: [workflow id, run id] of the logical run,
-so the handler side's task and log records join the run's own (the handler never sees the key)."""
-
 CHUNK_WORKFLOW = "ffl.Iterations"
 """Workflow type of a child workflow running a slice of a large foreach's iterations (the interpreter itself)."""
 

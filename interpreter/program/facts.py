@@ -11,9 +11,10 @@ read (``with_facts``), so a run pinned by an older release replays.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 
-from .model import Block, FacetDecl, Program, Step
+from .model import FacetDecl, Program
+from .walk import steps_of
 
 FacetLookup = Callable[[str | None], FacetDecl | None]
 
@@ -49,7 +50,7 @@ def fill_facts(program: Program) -> None:
                 names.extend(r.name for r in mixed.returns)
         decl.return_names = list(dict.fromkeys(names))
     for decl in facets.values():
-        for step in _steps(decl):
+        for step in steps_of(decl):
             target = facets.get(step.call.facet or "")
             step.catches = step.catch is not None or (target is not None and target.catch is not None)
 
@@ -60,15 +61,3 @@ def with_facts(program: Program) -> Program:
         fill_facts(program)
     return program
 
-
-def _steps(decl: FacetDecl) -> Iterator[Step]:
-    """Every step of a declaration's bodies and catch, nested tails and cases included."""
-    stack: list[Block] = list(decl.blocks) + ([decl.catch.block] if decl.catch else [])
-    while stack:
-        block = stack.pop()
-        for step in block.steps:
-            yield step
-            stack.extend(step.blocks)
-            if step.catch is not None:
-                stack.append(step.catch.block)
-        stack.extend(case.body for case in block.cases)

@@ -6,22 +6,19 @@ block there) and the values of the outer steps the body reads. Both are
 derived from the compiled program alone, deterministically, and cached per
 program object (programs are never mutated once built).
 
-Address: ``<declaration>:<segments>``, segments joined by ``/``: ``b<i>`` an
-andThen block (of a declaration or of a step's tail), ``s<j>`` a step of a
-block, ``c<k>`` a case of a when block, ``catch`` a catch's block; e.g.
-``shop.Checkout:b0/s1/b0`` is the tail block of the second step of the
-workflow's first block.
+The address is walk.py's ``Address`` written out (``shop.Checkout:b0/s1/b0``
+is the tail block of the second step of the workflow's first block).
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .builtins import WAIT_FOR_SIGNAL
-from .model import Block, FacetDecl, Program, Step
+from .model import Block, Program, Step
+from .walk import Address, blocks_of, walk, walk_block
 
 
 class BlockNotFound(LookupError):
@@ -41,8 +38,8 @@ class BodyReads:
 
 @dataclass
 class _Index:
-    addresses: dict[int, str]  # id(block) → address
-    blocks: dict[str, Block]
+    addresses: dict[int, Address]  # id(block) → address
+    blocks: dict[Address, Block]
     reads: dict[int, BodyReads]
     signals: dict[int, bool]
 
@@ -50,29 +47,6 @@ class _Index:
 _CACHE_SIZE = 8
 _cache: OrderedDict[int, tuple[Program, _Index]] = OrderedDict()
 _lock = threading.Lock()  # workflow activations run on several threads
-
-
-def _step_blocks(step: Step, prefix: str) -> Iterator[tuple[str, Block]]:
-    for index, block in enumerate(step.blocks):
-        yield from _blocks(block, f"{prefix}/b{index}")
-    if step.catch is not None:
-        yield from _blocks(step.catch.block, f"{prefix}/catch")
-
-
-def _blocks(block: Block, address: str) -> Iterator[tuple[str, Block]]:
-    """``block`` at ``address`` and every block nested in it, depth first."""
-    yield address, block
-    for index, step in enumerate(block.steps):
-        yield from _step_blocks(step, f"{address}/s{index}")
-    for index, case in enumerate(block.cases):
-        yield from _blocks(case.body, f"{address}/c{index}")
-
-
-def _decl_blocks(decl: FacetDecl) -> Iterator[tuple[str, Block]]:
-    for index, block in enumerate(decl.blocks):
-        yield from _blocks(block, f"{decl.qname}:b{index}")
-    if decl.catch is not None:
-        yield from _blocks(decl.catch.block, f"{decl.qname}:catch")
 
 
 def _index(program: Program) -> _Index:
@@ -84,7 +58,7 @@ def _index(program: Program) -> _Index:
             return found[1]
     index = _Index({}, {}, {}, {})
     for qname in sorted(program.facets):
-        for address, block in _decl_blocks(program.facets[qname]):
+        for address, block in blocks_of(program.facets[qname]):
             index.addresses[id(block)] = address
             index.blocks[address] = block
     with _lock:
@@ -99,43 +73,14 @@ def block_address(program: Program, block: Block) -> str:
     address = _index(program).addresses.get(id(block))
     if address is None:
         raise BlockNotFound("block is not part of this program")
-    return address
+    return str(address)
 
 
 def find_block(program: Program, address: str) -> Block:
-    block = _index(program).blocks.get(address)
+    block = _index(program).blocks.get(Address.parse(address))
     if block is None:
         raise BlockNotFound(f"the program has no block at {address!r}")
     return block
-
-
-@dataclass
-class _Reads:
-    steps: list[str]
-    params: list[str]
-    defined: set[str]
-    scripted: bool = False
-
-
-def _body_refs(block: Block, reads: _Reads) -> None:
-    reads.steps.extend(block.items_refs)
-    reads.params.extend(block.items_params)
-    reads.scripted = reads.scripted or block.kind == "script"
-    for step in block.steps:
-        reads.defined.add(step.name)
-        reads.steps.extend(step.refs)
-        reads.params.extend(step.params)
-        for inner in step.blocks:
-            _body_refs(inner, reads)
-        if step.catch is not None:
-            _body_refs(step.catch.block, reads)
-    for item in block.yields:
-        reads.steps.extend(item.refs)
-        reads.params.extend(item.params)
-    for case in block.cases:
-        reads.steps.extend(case.refs)
-        reads.params.extend(case.params)
-        _body_refs(case.body, reads)
 
 
 def body_reads(program: Program, block: Block) -> BodyReads:
@@ -148,16 +93,29 @@ def body_reads(program: Program, block: Block) -> BodyReads:
     found = index.reads.get(id(block))
     if found is not None:
         return found
-    collected = _Reads([], [], {step.name for step in block.steps})
-    _body_refs(block.model_copy(update={"items_refs": [], "items_params": []}), collected)
-    reads = BodyReads(tuple(name for name in dict.fromkeys(collected.steps) if name not in collected.defined),
-                      None if collected.scripted else tuple(dict.fromkeys(collected.params)))
+    steps: list[str] = []
+    params: list[str] = []
+    defined: set[str] = set()
+    scripted = False
+    for _, node in walk_block(block, _ANYWHERE):
+        if isinstance(node, Block):
+            scripted = scripted or node.kind == "script"
+            if node is not block:  # the foreach's own list is read before its iterations
+                steps.extend(node.items_refs)
+                params.extend(node.items_params)
+            continue
+        if isinstance(node, Step):
+            defined.add(node.name)
+        steps.extend(node.refs)
+        params.extend(node.params)
+    reads = BodyReads(tuple(name for name in dict.fromkeys(steps) if name not in defined),
+                      None if scripted else tuple(dict.fromkeys(params)))
     index.reads[id(block)] = reads
     return reads
 
 
-def _all_blocks(block: Block) -> Iterator[Block]:
-    yield from (found for _, found in _blocks(block, ""))
+_ANYWHERE = Address("")
+"""The address a walk below a block starts from where the addresses themselves are not read."""
 
 
 def waits_for_signals(program: Program, block: Block) -> bool:
@@ -171,19 +129,17 @@ def waits_for_signals(program: Program, block: Block) -> bool:
     if found is not None:
         return found
     seen: set[str] = set()
-    pending = [block]
+    pending = [walk_block(block, _ANYWHERE)]
     result = False
     while pending and not result:
-        for inner in _all_blocks(pending.pop()):
-            for step in inner.steps:
-                facet = step.call.facet
-                if step.call.kind == "builtin" and facet == WAIT_FOR_SIGNAL:
-                    result = True
-                elif facet and facet not in seen and facet in program.facets:
-                    seen.add(facet)
-                    decl = program.facets[facet]
-                    pending.extend(decl.blocks)
-                    if decl.catch is not None:
-                        pending.append(decl.catch.block)
+        for _, step in pending.pop():
+            if not isinstance(step, Step):
+                continue
+            facet = step.call.facet
+            if step.call.kind == "builtin" and facet == WAIT_FOR_SIGNAL:
+                result = True
+            elif facet and facet not in seen and facet in program.facets:
+                seen.add(facet)
+                pending.append(walk(program.facets[facet]))
     index.signals[id(block)] = result
     return result

@@ -15,7 +15,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from .model import Block, Program
+from .model import Block, Program, Script, Step
+from .walk import Address, blocks_of, walk
 
 
 @dataclass
@@ -29,31 +30,23 @@ class ScriptRequest:
     step: str = ""
 
 
-def _blocks(blocks: list[Block], prefix: str) -> None:
-    for index, block in enumerate(blocks):
-        _block(block, f"{prefix}/b{index}")
-
-
-def _block(block: Block, path: str) -> None:
-    if block.script is not None:
-        block.script.id = path
-    for step in block.steps:
-        step_path = step.id or f"{path}/{step.name}"
-        _blocks(step.blocks, step_path)
-        if step.catch is not None:
-            _block(step.catch.block, f"{step_path}/catch")
-    for index, case in enumerate(block.cases):
-        _block(case.body, f"{path}/c{index}")
-
-
 def assign_script_ids(program: Program) -> None:
-    """Fill ``Script.id`` of every script in ``program`` (in place)."""
+    """Fill ``Script.id`` of every script in ``program`` (in place).
+
+    A script's id is its block's place written with the step's own id where the compiler gave one
+    (``ns.F/b0/s1/b0``), else the step's name: what releases before walk.py's addresses wrote."""
     for qname, decl in program.facets.items():
         if decl.script is not None:
             decl.script.id = f"{qname}/script"
-        _blocks(decl.blocks, qname)
-        if decl.catch is not None:
-            _block(decl.catch.block, f"{qname}/catch")
+        places: dict[Address, str] = {}
+        for address, node in walk(decl):
+            above = places.get(address.parent, qname)
+            if isinstance(node, Step):
+                places[address] = node.id or f"{above}/{node.name}"
+            elif isinstance(node, Block):
+                places[address] = f"{above}/{address.last}"
+                if node.script is not None:
+                    node.script.id = places[address]
 
 
 def with_script_ids(program: Program) -> Program:
@@ -64,24 +57,12 @@ def with_script_ids(program: Program) -> Program:
     return program
 
 
-def _all_scripts(program: Program) -> list:
+def _all_scripts(program: Program) -> list[Script]:
     found = []
-    pending: list[Block] = []
     for decl in program.facets.values():
         if decl.script is not None:
             found.append(decl.script)
-        pending.extend(decl.blocks)
-        if decl.catch is not None:
-            pending.append(decl.catch.block)
-    while pending:
-        block = pending.pop()
-        if block.script is not None:
-            found.append(block.script)
-        for step in block.steps:
-            pending.extend(step.blocks)
-            if step.catch is not None:
-                pending.append(step.catch.block)
-        pending.extend(case.body for case in block.cases)
+        found.extend(block.script for _, block in blocks_of(decl) if block.script is not None)
     return found
 
 

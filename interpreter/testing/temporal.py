@@ -34,6 +34,7 @@ from interpreter.activities.dispatch import build_handler_activity, handler_work
 from interpreter.activities.handlers import HandlerRegistry, is_async_handler
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.activities.run_header import worker_interceptors
 from interpreter.local.services import find_binary
 from interpreter.program.constants import SIGNALS_QUERY
 from interpreter.semantics.memory import Message
@@ -97,9 +98,11 @@ class TemporalRun:
         reached = _Paths()
         for facet in tester.event_facets():
             config.queues[facet] = queue + "-handlers"
+        header = worker_interceptors(self.client)  # a child's handlers report under the run (run_header.py)
         interpreter = Worker(self.client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
-                             activities=build_interpreter_activities(self.store, config, reached, allow_scripts=True))
-        handlers = Worker(self.client, task_queue=queue + "-handlers",
+                             activities=build_interpreter_activities(self.store, config, reached, allow_scripts=True),
+                             interceptors=header)
+        handlers = Worker(self.client, task_queue=queue + "-handlers", interceptors=header,
                           activities=[build_handler_activity(registry, queue + "-handlers")], **handler_worker_options())
         async with interpreter, handlers:
             handle = await self.client.start_workflow(workflow, dict(inputs or {}), id="wf-" + uuid.uuid4().hex[:12],

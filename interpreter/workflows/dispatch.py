@@ -24,7 +24,7 @@ from temporalio.exceptions import ActivityError, CancelledError, FailureError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
-    from interpreter.program.constants import RUN_IDENTITY_KEY, RUN_SCRIPT_ACTIVITY
+    from interpreter.program.constants import RUN_SCRIPT_ACTIVITY
     from interpreter.program.display import activity_summary, script_summary, step_text
     from interpreter.program.model import Block, Call, FacetDecl
     from interpreter.program.scripts import ScriptRequest
@@ -77,12 +77,6 @@ class Activities:
         self.scale = scale
         self.children = children
         self.summaries: dict[str, str] = {}  # statement id → its activity summary's step text, computed once
-        # A child or a continued run's mirrored handlers report under the logical run's identity
-        # (activities/dispatch.py takes it out of the arguments again).
-        info = workflow.info()
-        identity = (session.workflow_id, session.run_id)
-        self.identity = list(identity) if scale is not None and session.config.mirror and identity != (
-            info.workflow_id, info.run_id) else None
 
     async def call_facet(self, request: FacetCall) -> Any:
         decl, path, step = request.decl, request.path, request.step
@@ -112,8 +106,6 @@ class Activities:
     def execute(self, decl: FacetDecl, call: Call, args: dict[str, Any], path: str, summary: str,
                 options: workflow.ActivityConfig):
         facet = decl.qname
-        if self.identity is not None:
-            args = {**args, RUN_IDENTITY_KEY: self.identity}
         if self.scale is not None and runs_locally(self.session.config, decl, call):
             return self.execute_local(facet, args, path, summary, options)
         return workflow.execute_activity(facet, args, activity_id=path, summary=summary, **options)

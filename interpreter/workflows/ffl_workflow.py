@@ -213,6 +213,10 @@ class FFLWorkflow:
         await drain(outbox)
         return result
 
+    def reported_run(self) -> tuple[str, str] | None:
+        """The logical run this history's handlers report under, if not its own (the run header's value)."""
+        return None if self.session is None else self.session.reported_run()
+
     @workflow.query(name=STEPS_QUERY)
     def steps(self, query: Any = None) -> list[dict[str, Any]] | StepsPage:
         """Started steps (path, facet, state, returns once finished, error): a page, or the first 1,000.

@@ -1,5 +1,8 @@
 """The mirror's outbox: the tracker's records sent in batches by Mirror activities, one at a time.
 
+A batch is a list of the tracker's typed records (interpreter/program/mirror_records.py), which the
+payload converter writes as the JSON objects the mirror's writer reads.
+
 Records gather while a batch is in flight; when the run closes (or continues as new) it drains the
 outbox, so no record is lost. A batch the Mirror activity could not deliver is logged and dropped: the
 mirror must never fail or block a run.

@@ -52,6 +52,13 @@ class Session:
         return cls(workflow_name, program, program_hash, config, level, identity[0], identity[1], queue,
                    ActivityOptions(program, config, queue, level >= Level.CONTROL), rules)
 
+    def reported_run(self) -> tuple[str, str] | None:
+        """The logical run this history's handlers report under in a mirrored run, where it is not the
+        history's own (a child, a continued run): the run header carries it to them (activities/run_header.py)."""
+        info = workflow.info()
+        identity = (self.workflow_id, self.run_id)
+        return identity if self.config.mirror and identity != (info.workflow_id, info.run_id) else None
+
     @property
     def root(self) -> str:
         """The workflow's short name, leading readable paths in summaries."""

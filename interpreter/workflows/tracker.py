@@ -15,6 +15,13 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.display import current_details, item_text, readable_path, wait_text
+    from interpreter.program.mirror_records import (
+        LogRecord,
+        RunnerRecord,
+        ScheduledTaskRecord,
+        StepRecord,
+        WorkflowRecord,
+    )
     from interpreter.program.queries import StepsPage, StepsQuery
     from interpreter.program.steps_view import first_records, page_of
 
@@ -47,7 +54,7 @@ class Tracker:
         self.header = header
         self.steps: dict[str, dict[str, Any]] = {}
         self.counts = dict.fromkeys(STATES, 0)
-        self.buffer: list[dict[str, Any]] = []
+        self.buffer: list[WorkflowRecord] = []
         self.places: dict[str, tuple[str | None, str, str]] = dict(places or {})  # path → (parent, block, root)
         self.blocks: set[str] = set(blocks)  # paths of mirrored blocks
         self.running: dict[str, str] = {}  # running step path → facet, in start order (the last is current)
@@ -91,13 +98,11 @@ class Tracker:
             if place is None:
                 root = self.places[parent][2] if parent in self.places else (parent or path)
                 place = self.places[path] = (parent, block, root)
-            self._emit({
-                "kind": "step", "workflow_id": self.workflow_id, "run_id": self.run_id, "path": path,
-                "statement_id": statement_id, "facet": facet, "object_type": object_type,
-                "parent_path": place[0], "block_path": place[1], "root_path": place[2],
-                "state": state, "params": params, "returns": returns, "error": error,
-                "program_hash": self.program_hash, "time": workflow.now().isoformat(),
-            })
+            self.buffer.append(StepRecord(
+                kind="step", workflow_id=self.workflow_id, run_id=self.run_id, path=path, statement_id=statement_id,
+                facet=facet, object_type=object_type, parent_path=place[0], block_path=place[1], root_path=place[2],
+                state=state, params=params, returns=returns, error=error, program_hash=self.program_hash,
+                time=workflow.now().isoformat(), seq=self._next()))
 
     def note(self, path: str, waiting: str, signal: str | None = None) -> None:
         """What a running step waits for (a timer, a signal), shown by the steps query until its next state."""
@@ -133,26 +138,21 @@ class Tracker:
             root = self.places[parent][2] if parent in self.places else (parent or path)
             place = self.places[path] = (parent, enclosing, root)
             self.blocks.add(path)
-        record = {
-            "kind": "step", "workflow_id": self.workflow_id, "run_id": self.run_id, "path": path,
-            "statement_id": "", "facet": facet, "object_type": object_type,
-            "parent_path": place[0], "block_path": place[1], "root_path": place[2],
-            "state": state, "params": None, "returns": returns, "error": error,
-            "program_hash": self.program_hash, "time": workflow.now().isoformat(),
-        }
-        if foreach is not None:
-            record["foreach"] = list(foreach)
-        self._emit(record)
+        iteration = {"foreach": list(foreach)} if foreach is not None else {}
+        self.buffer.append(StepRecord(
+            kind="step", workflow_id=self.workflow_id, run_id=self.run_id, path=path, statement_id="", facet=facet,
+            object_type=object_type, parent_path=place[0], block_path=place[1], root_path=place[2], state=state,
+            params=None, returns=returns, error=error, program_hash=self.program_hash,
+            time=workflow.now().isoformat(), **iteration, seq=self._next()))  # type: ignore[typeddict-item]
 
     def task(self, path: str, facet: str, queue: str, params: dict | None = None) -> None:
         """An event-facet activity is scheduled (with the step's arguments): its task is ``pending`` until a
         handler reports."""
         if self.mirror:
-            self._emit({
-                "kind": "task", "workflow_id": self.workflow_id, "run_id": self.run_id, "activity_id": path,
-                "facet": facet, "queue": queue, "attempt": 1, "state": "pending", "params": params,
-                "program_hash": self.program_hash, "time": workflow.now().isoformat(),
-            })
+            self.buffer.append(ScheduledTaskRecord(
+                kind="task", workflow_id=self.workflow_id, run_id=self.run_id, activity_id=path, facet=facet,
+                queue=queue, attempt=1, state="pending", params=params, program_hash=self.program_hash,
+                time=workflow.now().isoformat(), seq=self._next()))
 
     def child(self, key: str, workflow_id: str, path: str, first: int, last: int, state: str,
               counts: dict[str, int] | None = None) -> None:
@@ -213,11 +213,10 @@ class Tracker:
                error: str | None = None, program_hash: str = "") -> None:
         self.program_hash = program_hash or self.program_hash
         if self.mirror:
-            self._emit({
-                "kind": "runner", "workflow_id": self.workflow_id, "run_id": self.run_id,
-                "workflow": workflow_name, "state": state, "params": params, "returns": returns,
-                "error": error, "program_hash": program_hash, "time": workflow.now().isoformat(),
-            })
+            self.buffer.append(RunnerRecord(
+                kind="runner", workflow_id=self.workflow_id, run_id=self.run_id, workflow=workflow_name, state=state,
+                params=params, returns=returns, error=error, program_hash=program_hash,
+                time=workflow.now().isoformat(), seq=self._next()))
 
     def warn(self, path: str, message: str) -> None:
         """A warning: in the worker log at WARNING, the run's log, and the step's record (steps query, status)."""
@@ -234,16 +233,15 @@ class Tracker:
 
     def _emit_log(self, path: str, message: str) -> None:
         if self.mirror and path not in self.quiet:
-            self._emit({"kind": "log", "workflow_id": self.workflow_id, "run_id": self.run_id,
-                        "path": path, "message": message, "time": workflow.now().isoformat()})
+            self.buffer.append(LogRecord(kind="log", workflow_id=self.workflow_id, run_id=self.run_id, path=path,
+                                 message=message, time=workflow.now().isoformat(), seq=self._next()))
 
-    def _emit(self, record: dict[str, Any]) -> None:
-        """Buffer a mirror record, numbered in emission order (deterministic: replay numbers it alike)."""
-        record["seq"] = self.seq
+    def _next(self) -> int:
+        """The next record's number, in emission order (deterministic: replay numbers it alike)."""
         self.seq += 1
-        self.buffer.append(record)
+        return self.seq - 1
 
-    def take(self, limit: int, max_bytes: int | None = None) -> list[dict[str, Any]]:
+    def take(self, limit: int, max_bytes: int | None = None) -> list[WorkflowRecord]:
         """The oldest ``limit`` records, fewer once their JSON reaches ``max_bytes`` (at least one).
 
         A batch is one activity input, recorded in history: Temporal refuses a
@@ -265,9 +263,9 @@ class Tracker:
         return batch
 
 
-def _shrunk(record: dict[str, Any], size: int) -> dict[str, Any]:
+def _shrunk(record: WorkflowRecord, size: int) -> WorkflowRecord:
     """A record too large for one batch keeps its identity; its bulky values are replaced by a note."""
-    shrunk = dict(record)
+    shrunk: dict[str, Any] = dict(record)
     for key in ("params", "returns"):
         if shrunk.get(key) is not None:
             shrunk[key] = {"_omitted": f"mirror record of {size} bytes: {key} too large to mirror"}
@@ -276,4 +274,4 @@ def _shrunk(record: dict[str, Any], size: int) -> dict[str, Any]:
     for key in ("message", "error"):  # text stays text, cut short
         if isinstance(shrunk.get(key), str) and len(shrunk[key]) > 10_000:
             shrunk[key] = shrunk[key][:10_000] + " …(cut)"
-    return shrunk
+    return shrunk  # type: ignore[return-value]  # the same kind of record, its values cut

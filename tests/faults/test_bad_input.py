@@ -22,11 +22,13 @@ from pathlib import Path
 
 import pytest
 from temporalio.api.common.v1 import Payload
+from temporalio.api.enums.v1 import EventType
 from temporalio.client import WorkflowFailureError
 from temporalio.common import RawValue
 
 from interpreter.activities.program_store import LocalProgramStore
 from interpreter.compiler import compile_files
+from tests.runtime.harness import activity_records
 from tests.runtime.test_worker import WorkerProcess
 
 pytestmark = pytest.mark.slow
@@ -95,11 +97,28 @@ def raw_json(text: str) -> RawValue:
 
 
 async def run(client, workflow: str, inputs, queue: str, timeout: float = 30) -> tuple[dict | None, object]:
+    result, cause, _ = await run_handle(client, workflow, inputs, queue, timeout)
+    return result, cause
+
+
+async def run_handle(client, workflow: str, inputs, queue: str, timeout: float = 30):
+    """(result, failure's cause, handle): the handle to read what the run's history holds."""
     handle = await client.start_workflow(workflow, inputs, id=f"bad-{uuid.uuid4().hex[:10]}", task_queue=queue)
     try:
-        return await asyncio.wait_for(handle.result(), timeout), None
+        return await asyncio.wait_for(handle.result(), timeout), None, handle
     except WorkflowFailureError as err:
-        return None, err.cause
+        return None, err.cause, handle
+
+
+async def failed_at_once(handle) -> None:
+    """The run failed in the workflow task after its program loaded: no other activity, timer or failed task."""
+    history = await handle.fetch_history()
+    kinds = [e.event_type for e in history.events]
+    scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name for e in history.events
+                 if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
+    assert scheduled == ["ffl.LoadProgram"]
+    assert EventType.EVENT_TYPE_TIMER_STARTED not in kinds and EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED not in kinds
+    assert kinds[-1] == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED
 
 
 async def still_serving(client, workers: Workers) -> None:
@@ -129,10 +148,9 @@ INPUT_CASES = [
 
 @pytest.mark.parametrize("inputs, message", INPUT_CASES)
 async def test_inputs_of_the_wrong_type_fail_the_run_at_once(temporal_client, workers, inputs, message):
-    started = time.monotonic()
-    _, cause = await run(temporal_client, "bad.Typed", inputs, workers.plain)
+    _, cause, handle = await run_handle(temporal_client, "bad.Typed", inputs, workers.plain)
     failed(cause, "InvalidParameters", "workflow 'bad.Typed'", message)
-    assert time.monotonic() - started < 5
+    await failed_at_once(handle)
     await still_serving(temporal_client, workers)
 
 
@@ -185,18 +203,18 @@ async def test_arithmetic_past_what_numbers_hold_fails_the_step(temporal_client,
 async def test_runaway_recursion_fails_at_the_nesting_limit(temporal_client, workers):
     result, _ = await run(temporal_client, "bad.Recurse", {"n": 5}, workers.plain)
     assert result == {"n": 0}
-    started = time.monotonic()
-    _, cause = await run(temporal_client, "bad.Recurse", {"n": -1}, workers.plain)
+    _, cause, handle = await run_handle(temporal_client, "bad.Recurse", {"n": -1}, workers.plain)
     failed(cause, "NestingTooDeep", "nested more than 64 deep", "max_nesting_depth")
-    assert time.monotonic() - started < 15
+    await failed_at_once(handle)  # composed facets all the way down: no handler ran
     await still_serving(temporal_client, workers)
 
 
 async def test_a_hanging_handler_fails_its_step_and_holds_at_most_two_threads(temporal_client, workers):
-    started = time.monotonic()
-    _, cause = await run(temporal_client, "bad.Hung", {"n": 1}, workers.plain)
+    _, cause, handle = await run_handle(temporal_client, "bad.Hung", {"n": 1}, workers.plain)
     failed(cause, "TimeoutError", "step 'b0/h' (bad.Hang) failed", "START_TO_CLOSE")
-    assert time.monotonic() - started < 12  # 4 attempts of 1 s, not 4 x 300 s
+    [hang] = await activity_records(handle, "bad.Hang")  # 4 attempts of 1 s, not 4 x 300 s
+    assert hang.scheduled.start_to_close_timeout.seconds == 1 and hang.scheduled.retry_policy.maximum_attempts == 4
+    assert hang.started.attempt == 4 and hang.closed == "timed_out"
     assert workers.calls("hang") == 2  # attempt 2 got a fresh call; attempts 3 and 4 waited for it
     await still_serving(temporal_client, workers)
 
@@ -218,10 +236,11 @@ async def test_scripts_need_a_worker_started_with_allow_scripts(temporal_client,
 
 
 async def test_script_failures_timeouts_and_memory_are_step_failures(temporal_client, workers):
-    started = time.monotonic()
-    _, cause = await run(temporal_client, "bad.Sleepy", {"seconds": 60}, workers.scripted)
+    _, cause, handle = await run_handle(temporal_client, "bad.Sleepy", {"seconds": 60}, workers.scripted)
     failed(cause, "ScriptTimeout", "ran longer than 3 s and was stopped")
-    assert time.monotonic() - started < 10
+    [script] = await activity_records(handle, "ffl.RunScript")  # stopped by its runner, once, long before 60 s
+    assert script.closed == "failed" and script.started.attempt == 1
+    assert script.closed_at - script.started_at < 30
     _, cause = await run(temporal_client, "bad.Hog", {}, workers.scripted)
     failed(cause, "MemoryError", "more than 256 MB")
     result, _ = await run(temporal_client, "bad.CaughtScript", {}, workers.scripted)
@@ -230,13 +249,17 @@ async def test_script_failures_timeouts_and_memory_are_step_failures(temporal_cl
 
 
 async def test_sleeping_scripts_block_no_other_run(temporal_client, workers):
-    sleepers = [asyncio.ensure_future(run(temporal_client, "bad.Sleepy", {"seconds": 2.5}, workers.scripted))
+    sleepers = [asyncio.ensure_future(run_handle(temporal_client, "bad.Sleepy", {"seconds": 2.5}, workers.scripted))
                 for _ in range(6)]  # more than the worker's 4 script processes
     await asyncio.sleep(0.5)
-    started = time.monotonic()
-    result, _ = await run(temporal_client, "bad.Produced", {"mode": "ok"}, workers.scripted)
-    assert result == {"n": 7} and time.monotonic() - started < 2
-    assert [r for r, _ in await asyncio.gather(*sleepers)] == [{"slept": 2.5}] * 6
+    result, _, handle = await run_handle(temporal_client, "bad.Produced", {"mode": "ok"}, workers.scripted)
+    assert result == {"n": 7}
+    done = await asyncio.gather(*sleepers)
+    assert [r for r, _, _ in done] == [{"slept": 2.5}] * 6
+    # it ended while every sleeper still slept (their order, as the server recorded it)
+    ended = (await handle.describe()).close_time
+    for _, _, sleeper in done:
+        assert ended < (await sleeper.describe()).close_time
 
 
 async def test_no_client_can_send_runscript_code(workers, temporal_service, tmp_path):

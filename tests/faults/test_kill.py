@@ -16,6 +16,7 @@ import uuid
 from pathlib import Path
 
 import pytest
+from temporalio.api.enums.v1 import TimeoutType
 from temporalio.client import Client
 from temporalio.converter import DataConverter
 
@@ -23,6 +24,7 @@ from interpreter.activities.program_store import LocalProgramStore
 from interpreter.cli.connect import ConnectOptions, connect
 from interpreter.compiler import compile_files
 from interpreter.local import restart, start_temporal
+from tests.runtime.harness import activity_records
 from tests.runtime.test_worker import WorkerProcess
 
 pytestmark = pytest.mark.slow
@@ -125,7 +127,9 @@ async def test_killed_handler_worker_is_noticed_within_the_heartbeat_timeout(tem
     finally:
         setup.stop_all()
     # the 2 s heartbeat timeout, not the 120 s start-to-close timeout, decided when attempt 2 started
-    assert recovered < 15, recovered
+    [slow] = await activity_records(handle, "chain.Slow")
+    assert slow.started.attempt == 2 and slow.closed == "completed"
+    assert slow.started.last_failure.timeout_failure_info.timeout_type == TimeoutType.TIMEOUT_TYPE_HEARTBEAT
     assert setup.calls("slow-attempt-1") == 1 and setup.calls("slow-attempt-2") == 1
     assert [setup.calls(name) for name in STEPS] == [1] * len(STEPS)
 

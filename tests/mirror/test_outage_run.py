@@ -12,7 +12,6 @@ from __future__ import annotations
 import asyncio
 import signal
 import threading
-import time
 import uuid
 
 import pymongo
@@ -87,12 +86,9 @@ async def test_mongo_outage_mid_run_loses_and_duplicates_nothing(temporal_client
             assert await asyncio.to_thread(interpreter_side.writer.flush, 10)
             await asyncio.to_thread(service.stop if stop == "sigterm" else lambda: _kill(service))
             release.set()
-            started = time.monotonic()
             assert await asyncio.wait_for(handle.result(), 20) == {"total": 21}
-            run_seconds = time.monotonic() - started
             steps = await handle.query(STEPS_QUERY)
-        # The run did not wait for MongoDB: what happened during the outage is still queued.
-        assert run_seconds < 10
+        # The run did not wait for MongoDB: it ended while what happened during the outage is still queued.
         assert interpreter_side.writer.pending > 0 and handler_side.writer.pending > 0
         assert not interpreter_side.writer.flush(1.5) and interpreter_side.writer.last_error
 

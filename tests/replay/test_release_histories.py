@@ -102,3 +102,30 @@ async def test_the_snapshot_patch_guards_runs_started_before_it(monkeypatch):
         _aiter([history]), raise_on_replay_failure=False)
     failures = [str(err) for err in result.replay_failures.values()]
     assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
+
+
+async def test_a_handler_steps_arguments_and_headers_are_not_part_of_replay():
+    """Releases up to 0.2.0.dev3 sent a child's logical run in its handlers' arguments (``_ffl_run``), later ones in
+    the ``ffl-run`` header (activities/run_header.py): a history with either replays, as Temporal compares an
+    activity's type and id, not its input or headers. So the change needs no patch."""
+    import base64
+
+    from temporalio.worker import UnsandboxedWorkflowRunner
+
+    path = HISTORIES / "0.2.0.dev3" / "dataflow.json"
+    recorded = json.loads(path.read_text(encoding="utf-8"))
+    changed = 0
+    for event in recorded["events"]:
+        scheduled = event.get("activityTaskScheduledEventAttributes")
+        if scheduled and not scheduled["activityType"]["name"].startswith("ffl."):
+            payload = scheduled["input"]["payloads"][0]
+            args = json.loads(base64.b64decode(payload["data"]))
+            payload["data"] = base64.b64encode(json.dumps({**args, "_ffl_run": ["root", "run"]}).encode()).decode()
+            scheduled["header"] = {"fields": {"ffl-run": {"metadata": payload["metadata"],
+                                                          "data": base64.b64encode(b'["root","run"]').decode()}}}
+            changed += 1
+    assert changed >= 3
+    history = WorkflowHistory.from_json(_workflow_id(path), json.dumps(recorded))
+    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
+        _aiter([history]), raise_on_replay_failure=False)
+    assert {wid: str(err) for wid, err in result.replay_failures.items()} == {}

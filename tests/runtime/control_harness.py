@@ -24,6 +24,7 @@ from temporalio.worker import Worker
 from interpreter.activities.dispatch import build_handler_activity, handler_worker_options
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.activities.run_header import worker_interceptors
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
 
@@ -53,10 +54,11 @@ async def served(client: Client, source: str, tmp_path: Path, handlers: Any = No
     store.publish(program)
     config = isolated_config(program, handler_queue, config or RuntimeConfig(retry=FAST_RETRY))
     registry = registry_of(handlers)
+    header = worker_interceptors(client)
     workers = [Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
-                      activities=build_interpreter_activities(store, config, mirror))]
+                      activities=build_interpreter_activities(store, config, mirror), interceptors=header)]
     for served_queue in (handler_queue, *extra_queues):
-        workers.append(Worker(client, task_queue=served_queue,
+        workers.append(Worker(client, task_queue=served_queue, interceptors=header,
                               activities=[build_handler_activity(registry, served_queue)], **handler_worker_options()))
     async with contextlib.AsyncExitStack() as stack:
         for worker in workers:

@@ -11,7 +11,6 @@ never steal each other's tasks.
 from __future__ import annotations
 
 import asyncio
-import time
 import uuid
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from interpreter.activities.dispatch import build_handler_activity, handler_work
 from interpreter.activities.handlers import HandlerRegistry
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.activities.run_header import worker_interceptors
 from interpreter.cli.run_view import query_all_steps
 from interpreter.compiler import compile_sources
 from interpreter.program.config import RetryConfig, RuntimeConfig
@@ -42,7 +42,6 @@ class FFLRun:
     handle: WorkflowHandle
     result: dict[str, Any] | None = None
     error: WorkflowFailureError | None = None
-    elapsed: float = 0.0
     steps: list[dict[str, Any]] = field(default_factory=list)
     inspected: Any = None
 
@@ -122,21 +121,22 @@ async def run_ffl(client: Client, sources: str | Mapping[str, str] | Program, wo
     if local:
         config = config.model_copy(update={"local_facets": registry.names()})
         served = [build_handler_activity(registry, queue)]
+    header = worker_interceptors(client)
     interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
-                         activities=build_interpreter_activities(store, config, mirror, allow_scripts=True) + served)
+                         activities=build_interpreter_activities(store, config, mirror, allow_scripts=True) + served,
+                         interceptors=header)
     handler_worker = Worker(client, task_queue=handler_queue, activities=[build_handler_activity(registry, handler_queue)],
+                            interceptors=header,
                             max_concurrent_activities=handler_slots, **handler_worker_options())
     async with interpreter, handler_worker:
         handle = await client.start_workflow(workflow, dict(inputs) if inputs is not None else {},
                                              id="wf-" + uuid.uuid4().hex[:12], task_queue=queue,
                                              execution_timeout=None, memo=dict(memo) if memo else None)
         run = FFLRun(handle=handle)
-        started = time.monotonic()
         try:
             run.result = await asyncio.wait_for(handle.result(), timeout)
         except WorkflowFailureError as err:
             run.error = err
-        run.elapsed = time.monotonic() - started
         run.steps = await query_all_steps(handle)
         if inspect is not None:
             run.inspected = await inspect(handle)
@@ -178,3 +178,43 @@ def most_at_once(spans: dict[str, tuple[float, float]]) -> int:
         current += step
         most = max(most, current)
     return most
+
+
+@dataclass
+class ActivityRecord:
+    """One activity as the run's history holds it: its scheduling (options included), its last attempt's start
+    (``attempt``, ``last_failure``) and how it closed, with the server's times in seconds."""
+
+    scheduled: Any
+    scheduled_at: float
+    started: Any = None
+    started_at: float | None = None
+    closed: str = ""  # completed, failed, timed_out or canceled
+    closed_at: float | None = None
+
+
+async def activity_records(handle: WorkflowHandle, activity_type: str) -> list[ActivityRecord]:
+    """The run's activities of ``activity_type``, in the order they were scheduled, read from its history."""
+    from temporalio.api.enums.v1 import EventType
+
+    closing = {EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED: ("completed", "activity_task_completed"),
+               EventType.EVENT_TYPE_ACTIVITY_TASK_FAILED: ("failed", "activity_task_failed"),
+               EventType.EVENT_TYPE_ACTIVITY_TASK_TIMED_OUT: ("timed_out", "activity_task_timed_out"),
+               EventType.EVENT_TYPE_ACTIVITY_TASK_CANCELED: ("canceled", "activity_task_canceled")}  # fmt: skip
+    records: dict[int, ActivityRecord] = {}
+    for event in (await handle.fetch_history()).events:
+        when = event.event_time.ToNanoseconds() / 1e9
+        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
+            attrs = event.activity_task_scheduled_event_attributes
+            if attrs.activity_type.name == activity_type:
+                records[event.event_id] = ActivityRecord(attrs, when)
+        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_STARTED:
+            record = records.get(event.activity_task_started_event_attributes.scheduled_event_id)
+            if record is not None:
+                record.started, record.started_at = event.activity_task_started_event_attributes, when
+        elif event.event_type in closing:
+            state, field = closing[event.event_type]
+            record = records.get(getattr(event, f"{field}_event_attributes").scheduled_event_id)
+            if record is not None:
+                record.closed, record.closed_at = state, when
+    return list(records.values())

@@ -5,13 +5,15 @@ from __future__ import annotations
 import time
 import uuid
 
+from temporalio.api.enums.v1 import TimeoutType
+
 from .control_harness import served
-from .harness import run_ffl
+from .harness import activity_records, run_ffl
 
 
 def failing(times: int, attempts: list, error: type[Exception] = RuntimeError):
     def handler(payload):
-        attempts.append(time.monotonic())
+        attempts.append(payload["_retry_count"])
         if len(attempts) <= times:
             raise error(f"attempt {len(attempts)} fails")
         return {"n": len(attempts)}
@@ -41,17 +43,22 @@ namespace p {
 
 async def test_a_retry_policy_sets_attempts_and_backoff_over_the_workers_config(temporal_client, tmp_path):
     """The worker's config allows one attempt (FAST_RETRY); the facet's policy three, 1 s then 2 s apart."""
-    attempts: list[float] = []
+    attempts: list[int] = []
     run = await run_ffl(temporal_client, RETRY, "p.Again", handlers={"p.Flaky": failing(2, attempts)},
                         tmp_path=tmp_path, timeout=60)
     assert run.error is None, run.message
     assert run.result == {"n": 3}
-    gaps = [later - earlier for earlier, later in zip(attempts, attempts[1:], strict=False)]
-    assert len(gaps) == 2 and 0.9 <= gaps[0] < 1.9 and 1.9 <= gaps[1] < 3.5, gaps
+    assert attempts == [0, 1, 2]
+    [flaky] = await activity_records(run.handle, "p.Flaky")
+    policy = flaky.scheduled.retry_policy  # what Temporal was told, and so retries by
+    assert (policy.maximum_attempts, policy.initial_interval.seconds, policy.backoff_coefficient,
+            policy.maximum_interval.seconds) == (3, 1, 2.0, 10)
+    assert flaky.started.attempt == 3 and flaky.closed == "completed"
+    assert flaky.started_at - flaky.scheduled_at >= 2.9  # the third attempt began after both backoffs (1 s + 2 s)
 
 
 async def test_a_calls_policy_overrides_its_facets(temporal_client, tmp_path):
-    attempts: list[float] = []
+    attempts: list[int] = []
     run = await run_ffl(temporal_client, RETRY, "p.Once", handlers={"p.Flaky": failing(2, attempts)},
                         tmp_path=tmp_path, timeout=60)
     assert run.error_type == "RuntimeError", run.message
@@ -59,7 +66,7 @@ async def test_a_calls_policy_overrides_its_facets(temporal_client, tmp_path):
 
 
 async def test_a_non_retryable_error_type_fails_the_step_at_once(temporal_client, tmp_path):
-    attempts: list[float] = []
+    attempts: list[int] = []
     run = await run_ffl(temporal_client, RETRY, "p.Never", handlers={"p.Strict": failing(9, attempts, ValueError)},
                         tmp_path=tmp_path, timeout=60)
     assert run.error is None, run.message
@@ -90,7 +97,11 @@ async def test_a_heartbeat_timeout_retries_a_handler_that_stalls(temporal_client
                         timeout=60)
     assert run.error is None, run.message
     assert run.result == {"attempt": 2}
-    assert run.elapsed < 6, "the stall is noticed within the heartbeat timeout, not when the stuck call ends"
+    # the stall is noticed by the heartbeat timeout, not when the stuck call ends
+    [stalled] = await activity_records(run.handle, "p.Stalls")
+    assert stalled.scheduled.heartbeat_timeout.seconds == 2
+    assert stalled.started.attempt == 2
+    assert stalled.started.last_failure.timeout_failure_info.timeout_type == TimeoutType.TIMEOUT_TYPE_HEARTBEAT
 
 
 QUEUED = """

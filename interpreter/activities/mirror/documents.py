@@ -1,6 +1,6 @@
 """Turn mirror records into documents in the original runtime's vocabulary and shapes (docs/mirror.md).
 
-A record (a JSON-able dict with a ``kind``) becomes the ops of every document
+A record (interpreter/program/mirror_records.py: a typed JSON object with a ``kind``) becomes the ops of every document
 it touches (ops.py: idempotent, monotonic upserts):
 
 - ``runner`` → the runner, the run's own ``workflows`` document, the run's
@@ -17,14 +17,24 @@ it touches (ops.py: idempotent, monotonic upserts):
 
 The interpreter reports a step's lifecycle (``lifecycle``: running,
 completed, ...); the original vocabulary (``state``) is derived here, with
-``schema.step_state``. Record kinds and fields are those of
-interpreter/workflows/tracker.py and listener.py.
+``schema.step_state``. Records are read as they are sent (a batch of an older
+run, a spool of an older writer alike); ``server`` records are servers.py's.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
+from ...program.mirror_records import (
+    LogRecord,
+    MirrorRecord,
+    RunnerRecord,
+    ScheduledTaskRecord,
+    StepRecord,
+    TaskLogRecord,
+    TaskRecord,
+)
 from . import entries, ids, schema
 from .ops import MIRROR_FIELD, MirrorOp, MirrorSweep, guard_key
 
@@ -43,13 +53,13 @@ OBJECT_TYPE_ALIASES = {"AndMatch": "AndWhen"}
 # --------------------------------------------------------------------------- helpers
 
 
-def _require(record: dict[str, Any], *keys: str) -> None:
+def _require(record: Mapping[str, Any], *keys: str) -> None:
     missing = [k for k in keys if not record.get(k)]
     if missing:
         raise RecordError(f"{record.get('kind')} record lacks {', '.join(missing)}: {record!r:.200}")
 
 
-def _time(record: dict[str, Any]) -> int:
+def _time(record: Mapping[str, Any]) -> int:
     value = ids.to_ms(record.get("time"))
     return value if value is not None else ids.now_ms()
 
@@ -171,7 +181,7 @@ def _step_values(op: MirrorOp, lifecycle: str, params: Any, returns: Any, error:
         op.guarded["error"] = error
 
 
-def object_type_of(record: dict[str, Any]) -> str:
+def object_type_of(record: Mapping[str, Any]) -> str:
     """The original object type of a step record: ``AndWhen`` for when blocks, ``AndCatch`` for catch blocks."""
     kind = record.get("object_type") or "VariableAssignment"
     kind = OBJECT_TYPE_ALIASES.get(kind, kind)
@@ -180,7 +190,7 @@ def object_type_of(record: dict[str, Any]) -> str:
     return kind
 
 
-def _lifecycle(record: dict[str, Any], default: str) -> str:
+def _lifecycle(record: Mapping[str, Any], default: str) -> str:
     state = record.get("state") or default
     state = schema.STATE_ALIASES.get(state, state)
     if state not in schema.STEP_RANK:
@@ -188,7 +198,7 @@ def _lifecycle(record: dict[str, Any], default: str) -> str:
     return state
 
 
-def _block_of(record: dict[str, Any], is_block: bool) -> str | None:
+def _block_of(record: Mapping[str, Any], is_block: bool) -> str | None:
     """The path of the block a step lives in; a block's own block only when one of its owner's blocks made it."""
     block, owner = record.get("block_path") or None, record.get("parent_path")
     if block and is_block and owner and not block.startswith(owner + "/"):
@@ -196,7 +206,7 @@ def _block_of(record: dict[str, Any], is_block: bool) -> str | None:
     return block
 
 
-def step_op(record: dict[str, Any]) -> MirrorOp:
+def step_op(record: StepRecord) -> MirrorOp:
     """steps: one per step path per run, contained by the nearest enclosing step (the root at the top)."""
     _require(record, "workflow_id", "run_id", "path")
     wf, run, path = record["workflow_id"], record["run_id"], record["path"]
@@ -247,7 +257,7 @@ _STEP_WORDS = {"created": "created", "running": "started", "waiting": "waits for
 _LEVEL_OF = {"completed": "success", "caught": "success", "failed": "error", "cancelled": "warning"}
 
 
-def _state_entry(record: dict[str, Any], path: str, lifecycle: str, object_type: str, facet: str | None,
+def _state_entry(record: Mapping[str, Any], path: str, lifecycle: str, object_type: str, facet: str | None,
                  error: dict[str, Any] | None, extra: str = "") -> MirrorOp:
     """The ``step_logs`` entry of one state change of the step at ``path``, once per (step, lifecycle)."""
     wf, run = record["workflow_id"], record["run_id"]
@@ -264,7 +274,7 @@ def _state_entry(record: dict[str, Any], path: str, lifecycle: str, object_type:
         details=details, time=_time(record), order=entries.workflow_order(record))  # fmt: skip
 
 
-def _state_log(record: dict[str, Any], op: MirrorOp, subject: str, state: str, message: str, *,
+def _state_log(record: Mapping[str, Any], op: MirrorOp, subject: str, state: str, message: str, *,
                step_path: str | None, attempt: int = 0, agent: bool = False, sub: int | None = None) -> MirrorOp:
     """The ``logs`` entry for the state change a runner, step or task record reports."""
     wf, run = record["workflow_id"], record["run_id"]
@@ -284,7 +294,7 @@ def _state_log(record: dict[str, Any], op: MirrorOp, subject: str, state: str, m
         details=details, time=op.time, order=None if agent else entries.workflow_order(record), sub=sub)  # fmt: skip
 
 
-def step_ops(record: dict[str, Any]) -> list[Any]:
+def step_ops(record: StepRecord) -> list[Any]:
     op = step_op(record)
     wf, run, path = record["workflow_id"], record["run_id"], record["path"]
     lifecycle, object_type = op.guarded["lifecycle"], object_type_of(record)
@@ -307,7 +317,7 @@ def step_ops(record: dict[str, Any]) -> list[Any]:
 # --------------------------------------------------------------------------- runners
 
 
-def runner_op(record: dict[str, Any]) -> MirrorOp:
+def runner_op(record: RunnerRecord) -> MirrorOp:
     """runners: one per Temporal run; ``workflow_id`` names the run's own workflows document."""
     _require(record, "workflow_id", "run_id")
     wf, run = record["workflow_id"], record["run_id"]
@@ -349,7 +359,7 @@ def runner_op(record: dict[str, Any]) -> MirrorOp:
     return op
 
 
-def run_workflow_op(record: dict[str, Any], runner: MirrorOp) -> MirrorOp | None:
+def run_workflow_op(record: RunnerRecord, runner: MirrorOp) -> MirrorOp | None:
     """workflows: the run's own definition (as the original writes one per submission), named by the runner."""
     qname = record.get("workflow") or ""
     if not qname:
@@ -365,7 +375,7 @@ def run_workflow_op(record: dict[str, Any], runner: MirrorOp) -> MirrorOp | None
     return op
 
 
-def root_op(record: dict[str, Any], runner: MirrorOp) -> MirrorOp:
+def root_op(record: RunnerRecord, runner: MirrorOp) -> MirrorOp:
     """The run's root step: object type Workflow, no container, no root; every other step hangs below it."""
     wf, run = record["workflow_id"], record["run_id"]
     lifecycle = schema.RUNNER_TO_ROOT[runner.guarded["state"]]
@@ -381,7 +391,7 @@ def root_op(record: dict[str, Any], runner: MirrorOp) -> MirrorOp:
     return op
 
 
-def _close_open_steps(record: dict[str, Any], runner: MirrorOp) -> list[MirrorSweep]:
+def _close_open_steps(record: RunnerRecord, runner: MirrorOp) -> list[MirrorSweep]:
     """A failed or cancelled run's end: steps it left open end with it; a cancelled run's tasks are canceled."""
     state = runner.guarded["state"]
     if state not in ("failed", "cancelled"):
@@ -402,7 +412,7 @@ def _close_open_steps(record: dict[str, Any], runner: MirrorOp) -> list[MirrorSw
     return sweeps
 
 
-def runner_ops(record: dict[str, Any]) -> list[Any]:
+def runner_ops(record: RunnerRecord) -> list[Any]:
     runner = runner_op(record)
     root = root_op(record, runner)
     state = runner.guarded["state"]
@@ -420,7 +430,7 @@ def runner_ops(record: dict[str, Any]) -> list[Any]:
 # --------------------------------------------------------------------------- tasks
 
 
-def task_op(record: dict[str, Any]) -> MirrorOp:
+def task_op(record: ScheduledTaskRecord | TaskRecord) -> MirrorOp:
     """tasks: one per step path per run (the activity id); attempts update it, never add one.
 
     ``step_id`` is the step's uuid, so the partial unique index on running
@@ -474,7 +484,7 @@ def task_op(record: dict[str, Any]) -> MirrorOp:
     return op
 
 
-def _agent_sub(record: dict[str, Any]) -> int:
+def _agent_sub(record: Mapping[str, Any]) -> int:
     return entries.agent_sub(int(record.get("attempt") or 1), int(record.get("index") or 0))
 
 
@@ -482,7 +492,7 @@ _TASK_WORDS = {"running": "Task claimed", "completed": "Handler completed", "fai
                "ignored": "Task ignored", "canceled": "Task canceled"}  # fmt: skip
 
 
-def task_ops(record: dict[str, Any]) -> list[Any]:
+def task_ops(record: ScheduledTaskRecord | TaskRecord) -> list[Any]:
     op = task_op(record)
     wf, run, act = record["workflow_id"], record["run_id"], record["activity_id"]
     state, attempt = op.guarded["state"], op.guarded["attempt"]
@@ -519,7 +529,7 @@ def task_ops(record: dict[str, Any]) -> list[Any]:
 # --------------------------------------------------------------------------- log lines
 
 
-def _line_details(record: dict[str, Any], path: str) -> dict[str, Any]:
+def _line_details(record: Mapping[str, Any], path: str) -> dict[str, Any]:
     details = {"temporal_workflow_id": record["workflow_id"], "temporal_run_id": record["run_id"], "path": path}
     if record.get("facet"):
         details["facet"] = record["facet"]
@@ -528,7 +538,7 @@ def _line_details(record: dict[str, Any], path: str) -> dict[str, Any]:
     return details
 
 
-def log_ops(record: dict[str, Any]) -> list[Any]:
+def log_ops(record: LogRecord) -> list[Any]:
     """A workflow log line: ``logs`` (originator workflow) and the step's (or the root's) ``step_logs``."""
     _require(record, "workflow_id", "run_id")
     wf, run, path = record["workflow_id"], record["run_id"], record.get("path") or ""
@@ -553,7 +563,7 @@ def log_ops(record: dict[str, Any]) -> list[Any]:
     ]  # fmt: skip
 
 
-def task_log_ops(record: dict[str, Any]) -> list[Any]:
+def task_log_ops(record: TaskLogRecord) -> list[Any]:
     """A handler's ``_step_log`` line: ``logs`` (originator agent, object the task) and the step's ``step_logs``."""
     _require(record, "workflow_id", "run_id", "activity_id")
     wf, run, act = record["workflow_id"], record["run_id"], record["activity_id"]
@@ -580,7 +590,7 @@ def task_log_ops(record: dict[str, Any]) -> list[Any]:
 # --------------------------------------------------------------------------- servers
 
 
-def server_op(record: dict[str, Any]) -> MirrorOp:
+def server_op(record: Mapping[str, Any]) -> MirrorOp:
     """servers: one per worker process; ping_time only moves forward."""
     _require(record, "uuid")
     state = record.get("state") or "running"
@@ -606,7 +616,7 @@ BUILDERS = {"runner": runner_ops, "step": step_ops, "log": log_ops, "task": task
             "server": lambda record: [server_op(record)]}  # fmt: skip
 
 
-def build_ops(record: dict[str, Any]) -> list[Any]:
+def build_ops(record: MirrorRecord) -> list[Any]:
     """The ops for one record: its document first, then its entries and the documents it implies.
 
     Raises RecordError for a record that cannot be mirrored.

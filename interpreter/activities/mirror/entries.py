@@ -17,6 +17,7 @@ content), so a replayed or retried record never adds a second entry.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from . import ids, schema
@@ -35,7 +36,7 @@ STEP_LOG_LEVELS = {"error": "error", "critical": "error", "warning": "warning", 
 """Handler log level → the original runtime's step log level (info, warning, error, success)."""
 
 
-def workflow_order(record: dict[str, Any]) -> int | None:
+def workflow_order(record: Mapping[str, Any]) -> int | None:
     """The order of a workflow record's entries; records without ``seq`` (older spools) fall back to time."""
     seq = record.get("seq")
     if seq is None:

@@ -22,6 +22,7 @@ import logging
 import threading
 from typing import Any
 
+from ...program.mirror_records import TaskLogRecord, TaskRecord
 from .ids import to_ms
 
 log = logging.getLogger(__name__)
@@ -29,9 +30,9 @@ log = logging.getLogger(__name__)
 FINISHED = ("completed", "failed", "canceled")
 
 
-def task_record(event: Any, server_id: str = "", index: int = 0) -> dict[str, Any]:
+def task_record(event: Any, server_id: str = "", index: int = 0) -> TaskRecord:
     """The ``task`` record of a TaskEvent (JSON-able; time in ms)."""
-    record = {
+    record: TaskRecord = {
         "kind": "task",
         "workflow_id": event.workflow_id,
         "run_id": event.run_id,
@@ -54,9 +55,9 @@ def task_record(event: Any, server_id: str = "", index: int = 0) -> dict[str, An
     return record
 
 
-def log_record(event: Any, server_id: str = "", index: int = 0, attempt: int = 1) -> dict[str, Any]:
+def log_record(event: Any, server_id: str = "", index: int = 0, attempt: int = 1) -> TaskLogRecord:
     """The ``task_log`` record of a LogEvent."""
-    record = {
+    record: TaskLogRecord = {
         "kind": "task_log",
         "workflow_id": event.workflow_id,
         "run_id": event.run_id,
@@ -75,7 +76,7 @@ def log_record(event: Any, server_id: str = "", index: int = 0, attempt: int = 1
     return record
 
 
-def progress_record(event: Any, server_id: str = "", index: int = 0) -> dict[str, Any]:
+def progress_record(event: Any, server_id: str = "", index: int = 0) -> TaskRecord:
     """The ``task`` record of a ProgressEvent: the running task's heartbeat time and progress."""
     return {
         "kind": "task",

@@ -21,6 +21,7 @@ import threading
 import time
 import uuid
 from collections import deque
+from collections.abc import Sequence
 from datetime import date, datetime
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ from pymongo.errors import (
     ServerSelectionTimeoutError,
 )
 
+from ...program.mirror_records import MirrorRecord
 from ..private_files import open_private, private_dir
 from . import documents, entries, ids, schema
 
@@ -137,7 +139,7 @@ class MirrorWriter:
         with self._cond:
             return len(self._queue) + (1 if self._overflow else 0)
 
-    def write(self, records: list[dict[str, Any]]) -> None:
+    def write(self, records: Sequence[MirrorRecord]) -> None:
         """Queue records for MongoDB; returns at once and never raises."""
         try:
             records = [dict(r) for r in records if isinstance(r, dict)]
