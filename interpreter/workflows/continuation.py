@@ -64,10 +64,11 @@ LOCAL_ACTIVITY_WEIGHT = 6
 marker is one event, but replaying it costs a workflow activation, as a remote activity's ~6 events do; so
 a chain of local activities continues after ~1,300 steps, a history that replays in about a second."""
 
-LOCAL_TASK_BATCH = 400
-"""Local activities one workflow task runs (runs since SNAPSHOT); the next waits for a 1 ms timer, which
-ends the task, so no task of a long local chain lasts more than about a second (a task lasting past 80 % of
-its timeout is only kept alive by the SDK's heartbeats, and a slow machine fails it)."""
+LOCAL_TASK_BATCH = 800
+"""Local activities one workflow task runs (runs since SNAPSHOT); the next waits for an ``ffl.Tick``
+activity, whose completion brings a new task, so no task of a long local chain lasts more than a second or
+two (a task lasting past 80 % of its timeout is only kept alive by the SDK's heartbeats, and a slow machine
+fails it). A tick, not a timer: the dev server fires a short timer up to a second late."""
 
 RESTORE_BATCH = 500
 """Memo hits one workflow activation resolves before it yields (a local ``ffl.Tick``): re-running tens of
@@ -103,7 +104,8 @@ class Scale:
         self._local_task = -1  # history length of the workflow task local activities are counted in
         self._local_done = 0
         self._local_total = 0  # local activities finished in this history (their markers)
-        self._turn: asyncio.Future | None = None  # the timer that ends a workflow task of many local activities
+        self._turn: asyncio.Future | None = None  # the tick that ends a workflow task of many local activities
+        self._turns = 0
         self._restored = 0  # memo hits since the last yield
         self.yields = 0
 
@@ -122,14 +124,16 @@ class Scale:
             return length + recorded * (LOCAL_ACTIVITY_WEIGHT - 1) + local * LOCAL_ACTIVITY_WEIGHT >= self.events_limit
         return length + local >= self.events_limit
 
-    async def local_turn(self) -> None:
+    async def local_turn(self, tick: workflow.ActivityConfig) -> None:
         """Before a local activity (runs since SNAPSHOT): past LOCAL_TASK_BATCH of them in this workflow task,
-        end the task with a 1 ms timer first."""
+        end the task first, waiting for an ``ffl.Tick`` (one for every step waiting at this point)."""
         if self.snapshot is None:
             return
         if self._local_task == workflow.info().get_current_history_length() and self._local_done >= LOCAL_TASK_BATCH:
-            if self._turn is None or self._turn.done():  # one timer for every step waiting at this point
-                self._turn = asyncio.ensure_future(workflow.sleep(timedelta(milliseconds=1)))
+            if self._turn is None or self._turn.done():
+                self._turns += 1
+                self._turn = asyncio.ensure_future(workflow.execute_activity(
+                    TICK_ACTIVITY, activity_id=f"turn/{self._turns}", **tick))
             await asyncio.shield(self._turn)
 
     def local_done(self) -> None:

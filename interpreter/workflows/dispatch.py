@@ -113,7 +113,7 @@ class Activities:
     async def execute_local(self, facet: str, args: dict[str, Any], path: str, summary: str,
                             options: workflow.ActivityConfig) -> Any:
         assert self.scale is not None
-        await self.scale.local_turn()
+        await self.scale.local_turn(self.session.options.tick)
         try:
             return await workflow.execute_local_activity(facet, args, activity_id=path, summary=summary,
                                                          **local_options(options))

@@ -40,7 +40,8 @@ fitting Long."""
 SNAPSHOT_PATCH = "ffl-snapshot"
 """After 0.2.0.dev3: a run continued as new restores the units its predecessors completed from a snapshot
 (semantics/snapshot.py) instead of re-running them against the memo, so it no longer yields every 500
-restored steps; the memo keeps only what the snapshot does not answer."""
+restored steps; the memo keeps only what the snapshot does not answer. A local activity weighs as six events
+towards the history limit, and a workflow task ends (an ``ffl.Tick``) after 800 of them."""
 
 
 class Level(IntEnum):
