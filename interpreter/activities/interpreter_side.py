@@ -17,11 +17,20 @@ from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, TICK_ACT
 from ..program.pinned import pack_program, unpack_program
 from ..program.runinfo import source_files
 from ..program.serialize import ProgramFormatError
-from .program_store import ProgramStore, ProgramTampered, trim_program
+from .program_store import ProgramStore, ProgramTampered, checked_names, trim_program
 from .scripts import build_run_script_activity
 
 PINNED_CACHE = 8
 """Pinned programs a worker keeps ready: trimming and packing a 50,000-step program takes seconds."""
+
+
+def current_hash(store: ProgramStore, workflow: str) -> str | None:
+    """The hash ``workflow`` points at now, or None (a name that could not be published, or none published)."""
+    try:
+        checked_names(workflow, None)
+        return store.current(workflow)
+    except LookupError:
+        return None
 
 
 def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mirror: object | None = None, *,
@@ -44,11 +53,14 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
         program.pinned); ``hash`` names the published program.
         """
         asked = request.get("hash")
-        if isinstance(asked, str) and (request["workflow"], asked) in pinned_cache:
-            # A continued run or a child asks for the hash its run pinned: verified when this process first
-            # loaded it, and a 50,000-step program takes seconds to read and hash again at every continue.
-            pinned_cache.move_to_end((request["workflow"], asked))
-            return {**pinned_cache[(request["workflow"], asked)], "hash": asked, "config": config_data}
+        # A program this process loaded (and verified) before is answered from its cache: continued runs and
+        # children ask for the hash their run pinned again and again, new runs for the latest one, which the
+        # store's pointer names; reading and hashing a 50,000-step program again takes seconds.
+        latest = await asyncio.to_thread(current_hash, store, request["workflow"]) if asked is None else asked
+        key = (request["workflow"], latest)
+        if isinstance(latest, str) and key in pinned_cache:
+            pinned_cache.move_to_end(key)
+            return {**pinned_cache[key], "hash": latest, "config": config_data}
         try:
             text, digest = await asyncio.to_thread(store.load, request["workflow"], asked)
         except LookupError as err:

@@ -60,6 +60,10 @@ class ProgramStore(Protocol):
         """Store ``program``; return its content hash. Publishing twice is harmless."""
         ...
 
+    def current(self, workflow: str) -> str | None:
+        """The hash ``workflow`` points at (the latest published), or None."""
+        ...
+
     def load(self, workflow: str, program_hash: str | None = None) -> tuple[str, str]:
         """(canonical program JSON, hash) for ``workflow``; the latest one when no hash is given.
 

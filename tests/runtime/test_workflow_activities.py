@@ -141,8 +141,10 @@ async def test_load_program_reads_the_store_once_per_pinned_hash(tmp_path):
     first = await env.run(load, {"workflow": "a.W", "hash": None})  # a new run: the store says which is latest
     again = [await env.run(load, {"workflow": "a.W", "hash": digest}) for _ in range(3)]  # its continued runs
     assert Counting.loads == 1 and all(loaded == first for loaded in again)
-    await env.run(load, {"workflow": "a.W", "hash": None})
-    assert Counting.loads == 2  # the latest is asked of the store every time: a publish may have moved it
+    assert await env.run(load, {"workflow": "a.W", "hash": None}) == first  # the pointer names the same program
+    assert Counting.loads == 1
+    moved = store.publish(compile_text(TWO))  # a publish moves the pointer
+    assert (await env.run(load, {"workflow": "a.W", "hash": None}))["hash"] == moved and Counting.loads == 2
 
 
 def test_trim_program_keeps_what_the_workflow_reaches():
