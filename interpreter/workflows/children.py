@@ -28,6 +28,7 @@ finished.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 from temporalio import workflow
@@ -121,6 +122,10 @@ class Children:
         child_id = trust.child_id(request.root_id, request.root_run, key, self.session.level)
         if hit is None:
             await self.scale.gate()
+            self.scale.started[key] = child_id
+            recover = self.scale.recovered_children.get(key)
+            if recover:
+                request = dataclasses.replace(request, recover=list(recover))
             tracker.child(key, child_id, request.path, first, last, "running")
             task = asyncio.current_task()
             if task is not None:

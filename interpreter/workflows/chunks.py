@@ -47,6 +47,8 @@ class ChunkRequest:
     owner_place: list[Any] | None = None  # the owner step's mirror place (parent, block, root)
     level: int = 3  # the parent's features.Level (requests of 0.2.0.dev2 carry none: SCALE)
     parent_run: str = ""  # the run starting the child: checked against Temporal's parent (trust.py)
+    recover: list[str] = field(default_factory=list)  # a resumed run's: [workflow id, run id] of the closed child
+    # whose completed iterations this one keeps (resume.py)
 
 
 @dataclass

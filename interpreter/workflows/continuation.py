@@ -66,6 +66,8 @@ class Scale:
         self.events_limit = events_limit
         self.continued = continued
         self.memo = Memo(continued.memo if continued is not None else None)
+        self.recovered_children = dict(continued.recovered_children) if continued is not None else {}
+        self.started: dict[str, str] = {}  # chunk key → child workflow id, of children this history started
         self.children = 0  # child workflows in flight
         self.builtins = 0  # built-in steps in flight (timers, waits for a signal)
         self.held = 0  # coroutines waiting because the run holds
@@ -153,7 +155,8 @@ class Scale:
               signals: dict[str, Any] | None = None) -> Continuation:
         runs = self.continued.runs + 1 if self.continued is not None else 2
         return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
-                            config=config, runs=runs, signals=signals, previous_run=workflow.info().run_id)
+                            config=config, runs=runs, signals=signals, previous_run=workflow.info().run_id,
+                            recovered_children=self.recovered_children)
 
 
 class Remembered(Layer):

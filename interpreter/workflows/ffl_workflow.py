@@ -26,6 +26,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import (
         CHUNK_WORKFLOW,
         MEMO_PROGRAM_HASH,
+        RECOVERY_QUERY,
         SIGNALS_QUERY,
         STEPS_QUERY,
         WARNINGS_QUERY,
@@ -37,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics import Handle, Interpreter, InvalidInput, Scope, Skipped, StepFailure
     from interpreter.semantics.limits import oversize, too_large
 
-from . import trust
+from . import resume, trust
 from .boundaries import check_input_size, decode_inputs
 from .children import chunk_failure
 from .chunks import ChunkFailure, ChunkRequest, ChunkResult
@@ -92,6 +93,8 @@ class FFLWorkflow:
         self.signals = Signals()  # signals may arrive before the program is loaded: kept
         self.session: Session | None = None  # set once by the entry point, with the tracker
         self.tracker: Tracker | None = None
+        self.scale: Scale | None = None  # what the run completed, for a later resume (the recovery query)
+        self.inputs: Any = None
 
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> Any:
@@ -104,8 +107,12 @@ class FFLWorkflow:
         info = workflow.info()
         name = info.workflow_type
         continued = trust.continuation(args)  # trust boundary: honoured only from the run it continues
-        run_id = continued.run_id if continued is not None else info.run_id
         inputs = decode_inputs(args)  # boundary: too deep, NaN or undecodable input fails the run at once
+        resumed = resume.marker() if continued is None else None
+        if resumed is not None:  # the closed run's results, read from Temporal by the run itself (resume.py)
+            continued, inputs = await resume.resume_run(resumed, name)
+        run_id = continued.run_id if continued is not None else info.run_id
+        self.inputs = inputs
         # A continued run loads the program its first run pinned, and keeps that run's configuration.
         pinned = continued.program_hash if continued is not None else trust.pinned_hash()
         program, loaded = await load_pinned(name, pinned)
@@ -113,7 +120,7 @@ class FFLWorkflow:
         sources = loaded.get("sources") or []
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         level = run_level(lambda metadata: describe(name, program_hash, sources, config, metadata))
-        scale = Scale(config.continue_after_events, continued) if level >= Level.SCALE else None
+        scale = self.scale = Scale(config.continue_after_events, continued) if level >= Level.SCALE else None
         if continued is not None and continued.signals:
             self.signals.restore(continued.signals)  # kept payloads and the received log go on
         session = self.session = Session.open(name, program, program_hash, config, level,
@@ -136,7 +143,7 @@ class FFLWorkflow:
             interpreter = Interpreter(program, effects, tracker, session.rules)
             params = interpreter.workflow_params(decl, inputs)
             check_input_size(decl, params, session.rules.value_limit)  # boundary: the value limit, at once
-            if continued is None:
+            if continued is None or resumed is not None:
                 tracker.runner(name, "running", params=params, program_hash=program_hash)
             if scale is None:
                 returns = await interpreter.run_workflow(decl, params)
@@ -174,13 +181,16 @@ class FFLWorkflow:
         that stopped them."""
         request = trust.chunk_request(args, ChunkRequest)  # trust boundary: from a parent of its own run only
         continued = trust.continuation(args, root=False)
+        if continued is None and request.recover:  # a child of a resumed run: the closed child's iterations
+            continued = await resume.resume_chunk(request.recover, request.root_id, request.seq, request.root_run,
+                                                  request.program_hash, request.config)
         program, _ = await load_pinned(request.workflow, request.program_hash)
         config = RuntimeConfig.model_validate(request.config)
         session = self.session = Session.open(request.workflow, program, request.program_hash, config, child_level(request.level),
                                               (request.root_id, request.root_run), workflow.info().task_queue,
                                               depth_base=request.depth)
         last = request.first + len(request.items) - 1
-        scale = Scale(config.continue_after_events, continued)
+        scale = self.scale = Scale(config.continue_after_events, continued)
         places = {request.owner: tuple(request.owner_place)} if request.owner and request.owner_place else None
         tracker = self.tracker = Tracker(
             request.root_id, request.root_run, request.program_hash, mirror=config.mirror,
@@ -257,6 +267,14 @@ class FFLWorkflow:
         if not self.signals.waiting_on(name):
             raise ApplicationError(f"no step waits for signal '{name}' (an ffl.WaitForSignal(name = \"{name}\") "
                                    "must be waiting; send a signal instead to have it kept)", type="NotWaiting")
+
+    @workflow.query(name=RECOVERY_QUERY)
+    def recovery(self) -> dict[str, Any]:
+        """What this run completed and how it ran, for a run resuming it (resume.py); closed runs answer too."""
+        if self.session is None or self.tracker is None:
+            raise ApplicationError("the run ended before its program was loaded: nothing to resume from "
+                                   "(start it again)", type="NotResumable")
+        return resume.recovery_answer(self.session, self.tracker.seq, self.scale, self.inputs, self.signals.carry())
 
     @workflow.query(name=WARNINGS_QUERY)
     def warnings(self) -> list[dict[str, str]]:

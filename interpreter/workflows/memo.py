@@ -21,6 +21,9 @@ class Continuation:
     """The run's signals (Signals.carry): payloads kept for a later wait, the received log."""
     previous_run: str = ""
     """The run that continued as new with it: the next run checks it is Temporal's ``continued_run_id`` (trust.py)."""
+    recovered_children: dict[str, list[str]] = field(default_factory=dict)
+    """A resumed run's children to recover, by chunk key: [workflow id, run id] of the closed child whose completed
+    iterations the new child keeps (resume.py); filled by the workflow itself, never by a client."""
 
 
 class Memo:
@@ -49,3 +52,27 @@ def failure_entry(message: str, error_type: str) -> dict[str, Any]:
     return {"e": [message, error_type]}
 
 
+
+
+def is_chunk(entry: Any) -> bool:
+    """Whether a memo entry is a child's result (a ChunkResult, or its JSON form once carried)."""
+    return not (isinstance(entry, dict) and ("r" in entry or "e" in entry))
+
+
+def chunk_failed(entry: Any) -> bool:
+    failure = entry.get("failure") if isinstance(entry, dict) else getattr(entry, "failure", None)
+    return failure is not None
+
+
+def kept_on_resume(memo: dict[str, Any], again: tuple[str, ...] = ()) -> dict[str, Any]:
+    """What a resumed run keeps of its predecessor's memo: every completed result, except under ``again``.
+
+    A failed step (or a child whose iterations failed) runs again; so does every step at or under a path
+    of ``again`` (``--from``), whose dependents the caller adds."""
+
+    def under(key: str) -> bool:
+        return any(key == path or key.startswith(path + "/") for path in again)
+
+    return {key: entry for key, entry in memo.items()
+            if not under(key) and not (is_chunk(entry) and chunk_failed(entry))
+            and not (isinstance(entry, dict) and "e" in entry)}

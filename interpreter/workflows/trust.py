@@ -69,6 +69,7 @@ def _check_shape(carried: Continuation) -> None:
         ("config", isinstance(carried.config, dict)), ("runs", isinstance(carried.runs, int)),
         ("signals", carried.signals is None or isinstance(carried.signals, dict)),
         ("previous_run", isinstance(carried.previous_run, str)),
+        ("recovered_children", isinstance(carried.recovered_children, dict)),
     ) if not ok]  # fmt: skip
     if wrong:
         raise refused(f"the continuation's {', '.join(wrong)} have the wrong type")

@@ -1,0 +1,163 @@
+"""``ffl resume``: a failed run goes on after its handler is fixed, calling only what did not complete.
+
+Each test runs a foreach of 1,000 on the real dev server whose iteration 700 fails on a bad handler, fixes
+the handler, resumes the run (interpreter.operations.resume) and reads the handler call log: the failed
+iteration and what never ran are called again, none of the 999 others, in one history, across child
+workflows and across continue-as-new.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowFailureError
+from temporalio.worker import Worker
+
+from interpreter.activities.dispatch import build_handler_activity, handler_worker_options
+from interpreter.activities.interpreter_side import build_interpreter_activities
+from interpreter.activities.program_store import LocalProgramStore
+from interpreter.operations import RecoveryError, resume
+from interpreter.program.config import RuntimeConfig
+from interpreter.program.constants import MEMO_RESUME
+from interpreter.workflows import FFLWorkflow, workflow_runner
+
+from .runtime.harness import FAST_RETRY, compile_text, isolated_config, registry_of
+
+PIPELINE = """namespace pipe {
+    event facet Work(i: Long) => (y: Long)
+    event facet Total(ys: Json) => (total: Long)
+    workflow Run(items: Json) => (ys: Json, total: Long) andThen {
+        all = Work(i = -1) andThen foreach n in $.items {
+            w = Work(i = $.n)
+            yield Run(ys = [w.y])
+        }
+        t = Total(ys = [all.y])
+        yield Run(total = t.total)
+    }
+}
+"""
+
+
+@dataclass
+class Handlers:
+    """Handlers with a call log (a call counts once it returned) and a bug at iteration 700 until fixed."""
+
+    broken: bool = True
+    work: list[int] = field(default_factory=list)
+    totals: int = 0
+
+    def work_fn(self, payload: dict) -> dict:
+        if self.broken and payload["i"] == 700:
+            raise ValueError("bad handler: cannot work on 700")
+        self.work.append(payload["i"])
+        return {"y": payload["i"] * 2}
+
+    def total_fn(self, payload: dict) -> dict:
+        self.totals += 1
+        ys = payload["ys"]
+        return {"total": sum(y for y in ys if isinstance(y, int))}
+
+
+@dataclass
+class Stack:
+    client: Client
+    queue: str
+    program: Any
+
+
+@asynccontextmanager
+async def served(client: Client, tmp_path: Path, handlers: Handlers, config: RuntimeConfig,
+                 source: str = PIPELINE) -> AsyncIterator[Stack]:
+    """An interpreter worker and a handler worker for ``source``, up for both the run and its resumption."""
+    program = compile_text(source)
+    queue = "ffl-" + uuid.uuid4().hex[:10]
+    store = LocalProgramStore(tmp_path / "registry")
+    store.publish(program)
+    config = isolated_config(program, queue + "-handlers", config)
+    registry = registry_of({"pipe.Work": handlers.work_fn, "pipe.Total": handlers.total_fn})
+    interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
+                         activities=build_interpreter_activities(store, config))
+    handler_worker = Worker(client, task_queue=queue + "-handlers",
+                            activities=[build_handler_activity(registry, queue + "-handlers")],
+                            **handler_worker_options())
+    async with interpreter, handler_worker:
+        yield Stack(client, queue, program)
+
+
+async def failed_then_resumed(client: Client, tmp_path: Path, config: RuntimeConfig, count: int = 1000):
+    """Run the pipeline to its failure at 700, fix the handler, resume; the call logs and the two runs."""
+    handlers = Handlers()
+    items = list(range(count))
+    async with served(client, tmp_path, handlers, config) as stack:
+        workflow_id = "resume-" + uuid.uuid4().hex[:10]
+        first = await client.start_workflow("pipe.Run", {"items": items}, id=workflow_id, task_queue=stack.queue)
+        try:
+            await asyncio.wait_for(first.result(), 180)
+            raise AssertionError("the run should fail at iteration 700")
+        except WorkflowFailureError as err:
+            assert "cannot work on 700" in str(err.cause) or "cannot work on 700" in str(err.cause.cause)
+        before = list(handlers.work)
+        handlers.broken = False
+        started = await resume(client, workflow_id)
+        assert started.resumed_state == "failed"
+        result = await asyncio.wait_for(client.get_workflow_handle(workflow_id).result(), 180)
+        after = handlers.work[len(before):]
+        return before, after, result, started, handlers
+
+
+def check_exactly_the_rest_ran_again(before: list[int], after: list[int], count: int = 1000) -> None:
+    assert 700 not in before
+    assert len(before) == len(set(before))
+    assert 700 in after
+    assert not set(before) & set(after), sorted(set(before) & set(after))[:10]  # 0 repeats
+    assert sorted(before + after) == sorted([-1, *range(count)])  # each work item done exactly once
+
+
+async def test_a_failed_foreach_resumes_calling_only_the_failed_iteration_and_what_never_ran(
+        temporal_client, tmp_path):
+    config = RuntimeConfig(retry=FAST_RETRY, child_threshold=5000, max_pending_activities=50)
+    before, after, result, started, handlers = await failed_then_resumed(temporal_client, tmp_path, config)
+    check_exactly_the_rest_ran_again(before, after)
+    assert result == {"ys": [n * 2 for n in range(1000)], "total": -2}
+    assert handlers.totals == 1
+    described = await temporal_client.get_workflow_handle(started.workflow_id, run_id=started.run_id).describe()
+    memo = await described.memo()
+    assert memo[MEMO_RESUME] == {"run": started.resumed_run, "from": []}
+
+
+async def test_a_failed_foreach_in_child_workflows_resumes_recovering_each_childs_completed_iterations(
+        temporal_client, tmp_path):
+    config = RuntimeConfig(retry=FAST_RETRY, child_threshold=100, iterations_per_child=100, children_in_flight=3)
+    before, after, result, _, handlers = await failed_then_resumed(temporal_client, tmp_path, config)
+    check_exactly_the_rest_ran_again(before, after)
+    assert result == {"ys": [n * 2 for n in range(1000)], "total": -2}
+    assert handlers.totals == 1
+
+
+async def test_a_failed_run_that_continued_as_new_resumes_from_its_last_run(temporal_client, tmp_path):
+    config = RuntimeConfig(retry=FAST_RETRY, child_threshold=5000, continue_after_events=600,
+                           max_pending_activities=20)
+    before, after, result, started, _ = await failed_then_resumed(temporal_client, tmp_path, config)
+    check_exactly_the_rest_ran_again(before, after)
+    assert result == {"ys": [n * 2 for n in range(1000)], "total": -2}
+    runs = [r async for r in temporal_client.list_workflows(f"WorkflowId = '{started.workflow_id}'")]
+    assert sum(r.status == WorkflowExecutionStatus.CONTINUED_AS_NEW for r in runs) >= 2
+
+
+async def test_a_completed_run_is_not_resumed_and_says_so(temporal_client, tmp_path):
+    handlers = Handlers(broken=False)
+    async with served(temporal_client, tmp_path, handlers, RuntimeConfig(retry=FAST_RETRY)) as stack:
+        handle = await temporal_client.start_workflow("pipe.Run", {"items": [1, 2]}, id="done-" + uuid.uuid4().hex[:8],
+                                                      task_queue=stack.queue)
+        await handle.result()
+        try:
+            await resume(temporal_client, handle.id)
+            raise AssertionError("a completed run must not be resumed")
+        except RecoveryError as err:
+            assert "completed: there is nothing to resume" in str(err)
