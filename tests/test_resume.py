@@ -51,6 +51,7 @@ class Handlers:
     broken: bool = True
     work: list[int] = field(default_factory=list)
     totals: int = 0
+    total_broken: bool = False
 
     def work_fn(self, payload: dict) -> dict:
         if self.broken and payload["i"] == 700:
@@ -59,6 +60,8 @@ class Handlers:
         return {"y": payload["i"] * 2}
 
     def total_fn(self, payload: dict) -> dict:
+        if self.total_broken:
+            raise ValueError("bad handler: cannot total")
         self.totals += 1
         ys = payload["ys"]
         return {"total": sum(y for y in ys if isinstance(y, int))}
@@ -90,7 +93,8 @@ async def served(client: Client, tmp_path: Path, handlers: Handlers, config: Run
         yield Stack(client, queue, program)
 
 
-async def failed_then_resumed(client: Client, tmp_path: Path, config: RuntimeConfig, count: int = 1000):
+async def failed_then_resumed(client: Client, tmp_path: Path, config: RuntimeConfig, count: int = 1000,
+                              again: tuple[str, ...] = ()):
     """Run the pipeline to its failure at 700, fix the handler, resume; the call logs and the two runs."""
     handlers = Handlers()
     items = list(range(count))
@@ -104,7 +108,7 @@ async def failed_then_resumed(client: Client, tmp_path: Path, config: RuntimeCon
             assert "cannot work on 700" in str(err.cause) or "cannot work on 700" in str(err.cause.cause)
         before = list(handlers.work)
         handlers.broken = False
-        started = await resume(client, workflow_id)
+        started = await resume(client, workflow_id, again=again)
         assert started.resumed_state == "failed"
         result = await asyncio.wait_for(client.get_workflow_handle(workflow_id).result(), 180)
         after = handlers.work[len(before):]
@@ -161,3 +165,57 @@ async def test_a_completed_run_is_not_resumed_and_says_so(temporal_client, tmp_p
             raise AssertionError("a completed run must not be resumed")
         except RecoveryError as err:
             assert "completed: there is nothing to resume" in str(err)
+
+
+async def test_from_a_path_inside_a_child_runs_that_iteration_again_and_nothing_else_that_completed(
+        temporal_client, tmp_path):
+    config = RuntimeConfig(retry=FAST_RETRY, child_threshold=100, iterations_per_child=100, children_in_flight=3)
+    before, after, result, started, _ = await failed_then_resumed(
+        temporal_client, tmp_path, config, again=("b0/all/b0/foreach[5]/w",))
+    assert 5 in before and after.count(5) == 1
+    check_exactly_the_rest_ran_again(before, [i for i in after if i != 5])
+    assert result == {"ys": [n * 2 for n in range(1000)], "total": -2}
+    memo = await (await temporal_client.get_workflow_handle(started.workflow_id, run_id=started.run_id).describe()).memo()
+    assert memo[MEMO_RESUME]["from"] == ["b0/all/b0/foreach[5]/w"]
+
+
+CHAIN = """namespace pipe {
+    event facet Work(i: Long) => (y: Long)
+    event facet Total(ys: Json) => (total: Long)
+    workflow Run(items: Json) => (total: Long) andThen {
+        a = Work(i = 1)
+        b = Work(i = 10)
+        c = Work(i = a.y)
+        d = Total(ys = [b.y, c.y])
+        yield Run(total = d.total)
+    }
+}
+"""
+
+
+async def test_from_a_step_runs_it_and_every_step_reading_it_again_and_a_run_resumes_more_than_once(
+        temporal_client, tmp_path):
+    handlers = Handlers(broken=False, total_broken=True)
+    async with served(temporal_client, tmp_path, handlers, RuntimeConfig(retry=FAST_RETRY), CHAIN) as stack:
+        workflow_id = "chain-" + uuid.uuid4().hex[:10]
+        first = await temporal_client.start_workflow("pipe.Run", {"items": []}, id=workflow_id, task_queue=stack.queue)
+        try:
+            await first.result()
+            raise AssertionError("Total is broken")
+        except WorkflowFailureError:
+            pass
+        assert sorted(handlers.work) == [1, 2, 10]
+        again = await resume(temporal_client, workflow_id)  # still broken: fails again, calling only Total
+        try:
+            await temporal_client.get_workflow_handle(workflow_id, run_id=again.run_id).result()
+            raise AssertionError("Total is still broken")
+        except WorkflowFailureError:
+            pass
+        assert sorted(handlers.work) == [1, 2, 10]
+        handlers.total_broken = False
+        last = await resume(temporal_client, workflow_id, again=["b0/a"])
+        assert last.resumed_run == again.run_id
+        result = await temporal_client.get_workflow_handle(workflow_id, run_id=last.run_id).result()
+        assert result == {"total": 2 * 10 + 2 * 2}
+        assert sorted(handlers.work[3:]) == [1, 2]  # a and c (which reads a) again; b kept its result
+        assert handlers.totals == 1

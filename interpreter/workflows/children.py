@@ -47,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
 from . import trust
 from .chunks import SEQ_STRIDE, ChunkFailure, ChunkRequest, ChunkResult, OuterStep, chunk_key, read_params
 from .continuation import Scale
+from .memo import call_digest
 from .session import Session
 from .tracker import Tracker
 
@@ -119,13 +120,17 @@ class Children:
         tracker = self.tracker
         memo = self.scale.memo
         hit = memo.get(key)
+        digest = call_digest("foreach", [request.items, request.params, [dataclasses.asdict(o) for o in request.outer]])
+        if hit is not None and ((hit.digest if isinstance(hit, ChunkResult) else hit.get("digest")) or digest) != digest:
+            hit = None  # a resumed run's chunk asked other iterations or outer values: it runs again
         child_id = trust.child_id(request.root_id, request.root_run, key, self.session.level)
         if hit is None:
             await self.scale.gate()
             self.scale.started[key] = child_id
             recover = self.scale.recovered_children.get(key)
             if recover:
-                request = dataclasses.replace(request, recover=list(recover))
+                again = [path for path in sorted(self.scale.again) if path.startswith(request.path + "/")]
+                request = dataclasses.replace(request, recover=list(recover), again=again)
             tracker.child(key, child_id, request.path, first, last, "running")
             task = asyncio.current_task()
             if task is not None:
@@ -153,6 +158,7 @@ class Children:
                                   "another execution holds its id", "WorkflowAlreadyStarted") from None
             finally:
                 self.running.discard(task)
+            result.digest = digest
             memo.put(key, result)
         else:
             result = hit if isinstance(hit, ChunkResult) else ChunkResult.restored(hit)

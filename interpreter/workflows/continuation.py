@@ -40,7 +40,7 @@ with workflow.unsafe.imports_passed_through():
 
 from .admission import Admission
 from .layer import Layer
-from .memo import Continuation, Memo, failure_entry, result_entry
+from .memo import Continuation, Memo, call_digest, failure_entry, reads_again, result_entry
 
 MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
 """Most JSON bytes of one Mirror activity input under SCALE: below the codec's 128 KB, so mirror batches
@@ -68,6 +68,7 @@ class Scale:
         self.memo = Memo(continued.memo if continued is not None else None)
         self.recovered_children = dict(continued.recovered_children) if continued is not None else {}
         self.started: dict[str, str] = {}  # chunk key → child workflow id, of children this history started
+        self.again: set[str] = set(continued.again) if continued is not None else set()  # resume.py
         self.children = 0  # child workflows in flight
         self.builtins = 0  # built-in steps in flight (timers, waits for a signal)
         self.held = 0  # coroutines waiting because the run holds
@@ -156,7 +157,16 @@ class Scale:
         runs = self.continued.runs + 1 if self.continued is not None else 2
         return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
                             config=config, runs=runs, signals=signals, previous_run=workflow.info().run_id,
-                            recovered_children=self.recovered_children)
+                            recovered_children=self.recovered_children, again=sorted(self.again))
+
+    def honours(self, path: str, entry: dict[str, Any], digest: str, refs: list[str]) -> bool:
+        """Whether a memo entry answers this call: made for the same facet and arguments, and — when it was
+        kept from the run this one resumes (``p``) — not reading a step that runs again. A refused entry's
+        path runs again, so its own readers do too."""
+        fits = entry.get("a", digest) == digest and not (entry.get("p") and reads_again(path, refs, self.again))
+        if not fits:
+            self.again.add(path)
+        return fits
 
 
 class Remembered(Layer):
@@ -169,11 +179,12 @@ class Remembered(Layer):
         self.scale = scale
 
     async def call_facet(self, request: FacetCall) -> Any:
+        digest = call_digest(request.decl.qname, request.args)
         hit = self.scale.memo.get(request.path)
-        if hit is not None:
+        if hit is not None and self.scale.honours(request.path, hit, digest, request.step.refs):
             await self.scale.restored()
             return recalled(hit, request.path, request.decl.qname)
-        return await self._kept(request.path, self.next.call_facet(request))
+        return await self._kept(request.path, self.next.call_facet(request), digest)
 
     async def script(self, request: ScriptCall) -> Any:
         hit = self.scale.memo.get(request.path)
@@ -182,20 +193,22 @@ class Remembered(Layer):
         return await self._kept(request.path, self.next.script(request))
 
     async def builtin(self, request: BuiltinCall) -> dict[str, Any]:
+        digest = call_digest(request.facet, request.args)
         hit = self.scale.memo.get(request.path)
-        if hit is not None:
+        if hit is not None and self.scale.honours(request.path, hit, digest, []):
             await self.scale.restored()
             return recalled(hit, request.path, request.facet) or {}
         await self.scale.gate()
         with self.scale.builtin_in_flight():
-            return await self._kept(request.path, self.next.builtin(request))
+            return await self._kept(request.path, self.next.builtin(request), digest)
 
-    async def _kept(self, path: str, work: Coroutine[Any, Any, Any]) -> Any:
-        """``work``'s result, or its failure, remembered under ``path`` for the runs that continue this one."""
+    async def _kept(self, path: str, work: Coroutine[Any, Any, Any], digest: str = "") -> Any:
+        """``work``'s result, or its failure, remembered under ``path`` (with what it was called with) for the
+        runs that continue this one."""
         try:
             result = await work
         except StepFailure as failure:
-            self.scale.memo.put(path, failure_entry(failure.cause, failure.error_type))
+            self.scale.memo.put(path, failure_entry(failure.cause, failure.error_type, digest))
             raise
-        self.scale.memo.put(path, result_entry(result))
+        self.scale.memo.put(path, result_entry(result, digest))
         return result

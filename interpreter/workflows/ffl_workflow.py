@@ -182,8 +182,8 @@ class FFLWorkflow:
         request = trust.chunk_request(args, ChunkRequest)  # trust boundary: from a parent of its own run only
         continued = trust.continuation(args, root=False)
         if continued is None and request.recover:  # a child of a resumed run: the closed child's iterations
-            continued = await resume.resume_chunk(request.recover, request.root_id, request.seq, request.root_run,
-                                                  request.program_hash, request.config)
+            continued = await resume.resume_chunk(request.recover, request.again, request.root_id, request.seq,
+                                                  request.root_run, request.program_hash, request.config)
         program, _ = await load_pinned(request.workflow, request.program_hash)
         config = RuntimeConfig.model_validate(request.config)
         session = self.session = Session.open(request.workflow, program, request.program_hash, config, child_level(request.level),

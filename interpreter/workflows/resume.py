@@ -36,7 +36,7 @@ with workflow.unsafe.imports_passed_through():
 
 from .boundaries import activity_failure
 from .continuation import Scale
-from .memo import Continuation, chunk_failed, is_chunk, kept_on_resume
+from .memo import Continuation, is_chunk, kept_on_resume
 from .session import Session
 from .trust import child_id, refused
 
@@ -89,18 +89,20 @@ async def resume_run(resume: ResumeMarker, name: str) -> tuple[Continuation, Any
     carried = Continuation(
         memo=kept_on_resume(answer["memo"], resume.again), seq=answer["seq"], run_id=answer["run_id"],
         program_hash=answer["program_hash"], config=answer["config"], runs=answer["runs"] + 1,
-        signals=answer.get("signals"), previous_run=resume.run, recovered_children=answer["children"])
+        signals=answer.get("signals"), previous_run=resume.run, recovered_children=answer["children"],
+        again=sorted(resume.again))
     return carried, answer["inputs"]
 
 
-async def resume_chunk(recover: list[str], root_id: str, seq: int, root_run: str, program_hash: str,
-                       config: dict[str, Any]) -> Continuation:
+async def resume_chunk(recover: list[str], again: list[str], root_id: str, seq: int, root_run: str,
+                       program_hash: str, config: dict[str, Any]) -> Continuation:
     """A child of a resumed run: the completed iterations of the closed child its parent names."""
     if len(recover) != 2 or not recover[0].startswith(root_id + "/"):
         raise refused(f"a child recovers only a child of its own run, not {str(recover)[:200]}", "UntrustedChild")
     answer = await recovered(recover[0], recover[1], CHUNK_WORKFLOW)
-    return Continuation(memo=kept_on_resume(answer["memo"]), seq=seq, run_id=root_run, program_hash=program_hash,
-                        config=config, recovered_children=answer["children"])
+    return Continuation(memo=kept_on_resume(answer["memo"], tuple(again)), seq=seq, run_id=root_run,
+                        program_hash=program_hash, config=config, recovered_children=answer["children"],
+                        again=sorted(again))
 
 
 def recovery_answer(session: Session, seq: int, scale: Scale | None, inputs: Any,
@@ -112,8 +114,8 @@ def recovery_answer(session: Session, seq: int, scale: Scale | None, inputs: Any
     children: dict[str, str] = {}
     resolved: dict[str, list[str]] = {}
     if scale is not None:
-        for key, entry in memo.items():
-            if is_chunk(entry) and chunk_failed(entry):
+        for key, entry in memo.items():  # every child: a completed one runs again when its request changed
+            if is_chunk(entry):
                 children[key] = child_id(session.workflow_id, session.run_id, key, session.level)
         for key, started in scale.started.items():
             if key not in memo:  # cancelled or terminated with its parent

@@ -70,6 +70,7 @@ def _check_shape(carried: Continuation) -> None:
         ("signals", carried.signals is None or isinstance(carried.signals, dict)),
         ("previous_run", isinstance(carried.previous_run, str)),
         ("recovered_children", isinstance(carried.recovered_children, dict)),
+        ("again", isinstance(carried.again, list) and all(isinstance(path, str) for path in carried.again)),
     ) if not ok]  # fmt: skip
     if wrong:
         raise refused(f"the continuation's {', '.join(wrong)} have the wrong type")
