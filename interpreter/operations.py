@@ -3,6 +3,8 @@
     from interpreter.operations import resume
     started = await resume(client, "import-africa")               # the run's last run
     started = await resume(client, "import-africa", again=["b0/clean"])   # and rerun a step
+    report = await check(client, "import-africa", new_program)    # what a corrected program would rerun
+    started = await resume(client, "import-africa", program_hash=published)   # go on with it
 
 The new run has the closed run's workflow id, type, task queue and inputs, and
 one memo entry naming the run it resumes (``ffl_resume``): the run itself reads
@@ -22,7 +24,11 @@ from temporalio.api.enums.v1 import EventType
 from temporalio.client import Client, WorkflowExecutionStatus
 from temporalio.service import RPCError, RPCStatusCode
 
-from .program.constants import CHUNK_WORKFLOW, MEMO_RESUME
+from .cli.run_view import pinned_program
+from .compatibility import Report, compatibility
+from .program.constants import CHUNK_WORKFLOW, MEMO_RESUME, RECOVERY_QUERY
+from .program.model import Program
+from .program.serialize import content_hash
 
 CLOSED_STATES = {WorkflowExecutionStatus.FAILED: "failed", WorkflowExecutionStatus.CANCELED: "cancelled",
                  WorkflowExecutionStatus.TERMINATED: "terminated", WorkflowExecutionStatus.TIMED_OUT: "timed out"}
@@ -84,13 +90,62 @@ async def first_input(client: Client, workflow_id: str, run_id: str) -> Any:
     raise RecoveryError(f"run {run_id} of {workflow_id} has no start event")
 
 
+async def results_of(client: Client, workflow_id: str, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A closed run's recovery answer (as the resumed run will read it) and every completed result by step
+    path, its children's included — for the compatibility report only: the resumed run reads its own."""
+    answer = await client.get_workflow_handle(workflow_id, run_id=run_id).query(RECOVERY_QUERY)
+    results: dict[str, Any] = {}
+    pending = [answer]
+    while pending:
+        current = pending.pop()
+        chunks = []
+        for key, entry in current["memo"].items():
+            if isinstance(entry, dict) and ("r" in entry or "e" in entry):
+                results[key] = entry
+            else:
+                chunks.append(key)
+        children = dict(current.get("resolved") or {})
+        for key, child in (current.get("children") or {}).items():
+            try:
+                children[key] = [child, (await client.get_workflow_handle(child).describe()).run_id]
+            except RPCError as err:
+                if err.status != RPCStatusCode.NOT_FOUND:
+                    raise
+        for child, child_run in children.values():
+            pending.append(await client.get_workflow_handle(child, run_id=child_run).query(RECOVERY_QUERY))
+    return answer, results
+
+
+async def check(client: Client, workflow_id: str, program: Program | None = None, *, run_id: str | None = None,
+                again: Sequence[str] = (), program_hash: str = "", old_program: Program | None = None) -> Report:
+    """The compatibility report of resuming ``workflow_id`` with ``program`` (default: its own): per step,
+    whether its result carries over, runs again and why, or is new (interpreter/compatibility.py). Nothing is
+    started."""
+    description, _ = await resumable(client, workflow_id, run_id)
+    answer, results = await results_of(client, workflow_id, description.run_id)
+    if old_program is None:
+        handle = client.get_workflow_handle(workflow_id, run_id=description.run_id)
+        old_program, _ = await pinned_program(client, handle)
+        if old_program is None:
+            raise RecoveryError(f"run {description.run_id} of {workflow_id} has no pinned program in its history")
+    if program is None:  # resuming with the run's own program
+        program, program_hash = old_program, answer["program_hash"]
+    other = (program_hash or content_hash(program)) != answer["program_hash"]
+    return await compatibility(old_program, program, description.workflow_type, answer["inputs"] or {}, results,
+                               tuple(again), other_program=other)
+
+
 async def resume(client: Client, workflow_id: str, *, run_id: str | None = None,
-                 again: Sequence[str] = ()) -> Resumed:
+                 again: Sequence[str] = (), program_hash: str = "") -> Resumed:
     """Start the resumed run of ``workflow_id`` (its last run, or ``run_id``): its completed steps keep their
-    results, failed, cancelled and unrun steps run, and so do the steps at or under each path of ``again``."""
+    results, failed, cancelled and unrun steps run, and so do the steps at or under each path of ``again``.
+    With ``program_hash`` (a program published where the workers load programs) the run goes on with that
+    program, keeping only the results ``check`` says carry over."""
     description, state = await resumable(client, workflow_id, run_id)
     inputs = await first_input(client, workflow_id, description.run_id)
     marker = {"run": description.run_id, "from": list(again)}
+    if program_hash:
+        marker["program"] = program_hash
     handle = await client.start_workflow(
         description.workflow_type, inputs, id=workflow_id, task_queue=description.task_queue,
         memo={MEMO_RESUME: marker})

@@ -9,6 +9,7 @@ workflows and across continue-as-new.
 from __future__ import annotations
 
 import asyncio
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -22,11 +23,13 @@ from temporalio.worker import Worker
 from interpreter.activities.dispatch import build_handler_activity, handler_worker_options
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
-from interpreter.operations import RecoveryError, resume
+from interpreter.compatibility import AGAIN, KEPT, NEW
+from interpreter.operations import RecoveryError, check, resume
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.constants import MEMO_RESUME
 from interpreter.workflows import FFLWorkflow, workflow_runner
 
+from .paths import REPO
 from .runtime.harness import FAST_RETRY, compile_text, isolated_config, registry_of
 
 PIPELINE = """namespace pipe {
@@ -59,11 +62,15 @@ class Handlers:
         self.work.append(payload["i"])
         return {"y": payload["i"] * 2}
 
+    def twice_fn(self, payload: dict) -> dict:
+        self.work.append(payload["i"] * 1000)  # Twice(i) is logged as i * 1000
+        return {"y": payload["i"] * 3}
+
     def total_fn(self, payload: dict) -> dict:
         if self.total_broken:
             raise ValueError("bad handler: cannot total")
         self.totals += 1
-        ys = payload["ys"]
+        ys = payload.get("ys", payload.get("values"))
         return {"total": sum(y for y in ys if isinstance(y, int))}
 
 
@@ -72,6 +79,7 @@ class Stack:
     client: Client
     queue: str
     program: Any
+    store: LocalProgramStore
 
 
 @asynccontextmanager
@@ -83,14 +91,16 @@ async def served(client: Client, tmp_path: Path, handlers: Handlers, config: Run
     store = LocalProgramStore(tmp_path / "registry")
     store.publish(program)
     config = isolated_config(program, queue + "-handlers", config)
-    registry = registry_of({"pipe.Work": handlers.work_fn, "pipe.Total": handlers.total_fn})
+    config.queues.setdefault("pipe.Twice", queue + "-handlers")  # a facet an edited program adds
+    registry = registry_of({"pipe.Work": handlers.work_fn, "pipe.Total": handlers.total_fn,
+                            "pipe.Twice": handlers.twice_fn})
     interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
                          activities=build_interpreter_activities(store, config))
     handler_worker = Worker(client, task_queue=queue + "-handlers",
                             activities=[build_handler_activity(registry, queue + "-handlers")],
                             **handler_worker_options())
     async with interpreter, handler_worker:
-        yield Stack(client, queue, program)
+        yield Stack(client, queue, program, store)
 
 
 async def failed_then_resumed(client: Client, tmp_path: Path, config: RuntimeConfig, count: int = 1000,
@@ -219,3 +229,101 @@ async def test_from_a_step_runs_it_and_every_step_reading_it_again_and_a_run_res
         assert result == {"total": 2 * 10 + 2 * 2}
         assert sorted(handlers.work[3:]) == [1, 2]  # a and c (which reads a) again; b kept its result
         assert handlers.totals == 1
+
+
+EDITED_BEFORE = """namespace pipe {
+    event facet Work(i: Long) => (y: Long)
+    event facet Total(ys: Json) => (total: Long)
+    workflow Run(items: Json) => (total: Long) andThen {
+        a = Work(i = 1)
+        b = Work(i = 10)
+        c = Work(i = a.y)
+        f = Work(i = b.y)
+        d = Total(ys = [b.y, c.y, f.y])
+        yield Run(total = d.total)
+    }
+}
+"""
+
+EDITED_AFTER = """namespace pipe {
+    event facet Work(i: Long) => (y: Long)
+    event facet Twice(i: Long) => (y: Long)
+    event facet Total(values: Json) => (total: Long)
+    workflow Run(items: Json) => (total: Long) andThen {
+        a = Work(i = 1)
+        b = Twice(i = 10)
+        c = Work(i = a.y)
+        f = Work(i = b.y)
+        n = Work(i = 5)
+        d = Total(values = [b.y, c.y, f.y, n.y])
+        yield Run(total = d.total)
+    }
+}
+"""
+
+
+async def test_a_resume_with_a_changed_program_reruns_exactly_the_steps_its_report_lists(temporal_client, tmp_path):
+    handlers = Handlers(broken=False, total_broken=True)
+    async with served(temporal_client, tmp_path, handlers, RuntimeConfig(retry=FAST_RETRY), EDITED_BEFORE) as stack:
+        workflow_id = "edit-" + uuid.uuid4().hex[:10]
+        first = await temporal_client.start_workflow("pipe.Run", {"items": []}, id=workflow_id, task_queue=stack.queue)
+        try:
+            await first.result()
+            raise AssertionError("Total is broken")
+        except WorkflowFailureError:
+            pass
+        assert sorted(handlers.work) == [1, 2, 10, 20]
+        handlers.total_broken = False
+        edited = compile_text(EDITED_AFTER)
+        program_hash = stack.store.publish(edited)
+        report = await check(temporal_client, workflow_id, edited, program_hash=program_hash)
+        verdicts = {line.path: (line.verdict, line.reason) for line in report.lines}
+        assert verdicts["b0/a"] == (KEPT, "") and verdicts["b0/c"] == (KEPT, "")
+        assert verdicts["b0/b"] == (AGAIN, "facet changed: pipe.Work → pipe.Twice")
+        assert verdicts["b0/f"][0] == AGAIN and "reads a step that runs again" in verdicts["b0/f"][1]
+        assert verdicts["b0/n"] == (NEW, "")
+        assert verdicts["b0/d"][0] == AGAIN and verdicts["b0/d"][1].startswith("failed: ")
+        text = report.text()
+        assert "3 steps run again:\n  b0/b  b = pipe.Twice(i = 10)  — facet changed: pipe.Work → pipe.Twice" in text
+        assert "1 step new, runs:\n  b0/n  n = pipe.Work(i = 5)" in text
+        started = await resume(temporal_client, workflow_id, program_hash=program_hash)
+        result = await temporal_client.get_workflow_handle(workflow_id, run_id=started.run_id).result()
+        assert result == {"total": 30 + 4 + 60 + 10}
+        called = handlers.work[4:]
+        assert sorted(called) == sorted([10 * 1000, 30, 5])  # b (now Twice), f (reads b), n (new); a, c kept
+        assert handlers.totals == 1
+        assert sorted(report.again) == ["b0/b", "b0/d", "b0/f", "b0/n"]
+
+
+async def ffl(*args: str) -> tuple[int, str, str]:
+    """The ``ffl`` command in a process of its own (this test's workers keep running meanwhile)."""
+    proc = await asyncio.create_subprocess_exec(sys.executable, "-m", "interpreter", *args, cwd=REPO,
+                                                stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE)
+    out, err = await asyncio.wait_for(proc.communicate(), 120)
+    return proc.returncode or 0, out.decode(), err.decode()
+
+
+async def test_ffl_resume_prints_the_report_dry_run_starts_nothing_and_a_completed_run_is_refused(
+        temporal_client, temporal_service, tmp_path):
+    handlers = Handlers(broken=False, total_broken=True)
+    async with served(temporal_client, tmp_path, handlers, RuntimeConfig(retry=FAST_RETRY), EDITED_BEFORE) as stack:
+        workflow_id = "cli-" + uuid.uuid4().hex[:10]
+        first = await temporal_client.start_workflow("pipe.Run", {"items": []}, id=workflow_id, task_queue=stack.queue)
+        try:
+            await first.result()
+            raise AssertionError("Total is broken")
+        except WorkflowFailureError:
+            pass
+        edited = tmp_path / "edited.ffl"
+        edited.write_text(EDITED_AFTER)
+        where = ["--address", temporal_service.address, "--registry", str(stack.store.root)]
+        code, out, err = await ffl("resume", workflow_id, "--program", str(edited), "--dry-run", *where)
+        assert code == 0, err
+        assert "b0/b  b = pipe.Twice(i = 10)  — facet changed: pipe.Work → pipe.Twice" in out
+        assert (await temporal_client.get_workflow_handle(workflow_id).describe()).run_id == first.result_run_id
+        handlers.total_broken = False
+        code, out, err = await ffl("resume", workflow_id, "--program", str(edited), "--wait", *where)
+        assert code == 0, err
+        assert f"resumed pipe.Run {workflow_id}" in out and out.strip().endswith('{"total": 104}')
+        code, out, err = await ffl("resume", workflow_id, *where)
+        assert code == 1 and "completed: there is nothing to resume" in err and "Traceback" not in err

@@ -75,19 +75,21 @@ def chunk_failed(entry: Any) -> bool:
     return failure is not None
 
 
-def kept_on_resume(memo: dict[str, Any], again: tuple[str, ...] = ()) -> dict[str, Any]:
+def kept_on_resume(memo: dict[str, Any], again: tuple[str, ...] = (), other_program: bool = False) -> dict[str, Any]:
     """What a resumed run keeps of its predecessor's memo: every completed result, except under ``again``.
 
     A failed step (or a child whose iterations failed) runs again; so does every step at or under a path
-    of ``again`` (``--from``), whose dependents the caller adds."""
+    of ``again`` (``--from``); the memo layer finds their readers (``p`` marks what was kept). Going on with
+    another program, an entry without the digest of its call (kept by a release before resume) cannot be
+    checked, so it runs again too."""
 
     def under(key: str) -> bool:
         return any(key == path or key.startswith(path + "/") or in_chunk(key, path) for path in again)
 
-    return {key: ({**entry, "p": 1} if isinstance(entry, dict) and not is_chunk(entry) else entry)
-            for key, entry in memo.items()
+    return {key: ({**entry, "p": 1} if isinstance(entry, dict) else entry) for key, entry in memo.items()
             if not under(key) and not (is_chunk(entry) and chunk_failed(entry))
-            and not (isinstance(entry, dict) and "e" in entry)}
+            and not (isinstance(entry, dict) and "e" in entry)
+            and not (other_program and not (entry.get("digest") if is_chunk(entry) else entry.get("a")))}
 
 
 def in_chunk(key: str, path: str) -> bool:

@@ -47,6 +47,7 @@ class ResumeMarker:
 
     run: str
     again: tuple[str, ...] = ()
+    program: str = ""  # the program hash to go on with (``--program``), else the closed run's
 
 
 def marker() -> ResumeMarker | None:
@@ -60,13 +61,14 @@ def marker() -> ResumeMarker | None:
         return None
     run = value.get("run") if isinstance(value, dict) else None
     again = value.get("from", []) if isinstance(value, dict) else None
-    if not isinstance(run, str) or not run or not isinstance(again, list) \
+    program = value.get("program", "") if isinstance(value, dict) else None
+    if not isinstance(run, str) or not run or not isinstance(again, list) or not isinstance(program, str) \
             or not all(isinstance(path, str) and path for path in again):
-        raise refused(f"memo '{MEMO_RESUME}' must be {{\"run\": RUN_ID, \"from\": [PATH, ...]}}, got "
-                      f"{str(value)[:200]}", "InvalidResume")
+        raise refused(f"memo '{MEMO_RESUME}' must be {{\"run\": RUN_ID, \"from\": [PATH, ...], \"program\": "
+                      f"HASH}}, got {str(value)[:200]}", "InvalidResume")
     if run == workflow.info().run_id:
         raise refused("a run cannot resume itself", "InvalidResume")
-    return ResumeMarker(run, tuple(again))
+    return ResumeMarker(run, tuple(again), program)
 
 
 async def recovered(workflow_id: str, run_id: str, workflow_type: str) -> dict[str, Any]:
@@ -86,9 +88,10 @@ async def resume_run(resume: ResumeMarker, name: str) -> tuple[Continuation, Any
     """The Continuation a resumed run starts from, and the inputs of the run it resumes."""
     info = workflow.info()
     answer = await recovered(info.workflow_id, resume.run, name)
+    other_program = bool(resume.program) and resume.program != answer["program_hash"]
     carried = Continuation(
-        memo=kept_on_resume(answer["memo"], resume.again), seq=answer["seq"], run_id=answer["run_id"],
-        program_hash=answer["program_hash"], config=answer["config"], runs=answer["runs"] + 1,
+        memo=kept_on_resume(answer["memo"], resume.again, other_program), seq=answer["seq"], run_id=answer["run_id"],
+        program_hash=resume.program or answer["program_hash"], config=answer["config"], runs=answer["runs"] + 1,
         signals=answer.get("signals"), previous_run=resume.run, recovered_children=answer["children"],
         again=sorted(resume.again))
     return carried, answer["inputs"]
@@ -100,7 +103,8 @@ async def resume_chunk(recover: list[str], again: list[str], root_id: str, seq: 
     if len(recover) != 2 or not recover[0].startswith(root_id + "/"):
         raise refused(f"a child recovers only a child of its own run, not {str(recover)[:200]}", "UntrustedChild")
     answer = await recovered(recover[0], recover[1], CHUNK_WORKFLOW)
-    return Continuation(memo=kept_on_resume(answer["memo"], tuple(again)), seq=seq, run_id=root_run,
+    other_program = answer["program_hash"] != program_hash
+    return Continuation(memo=kept_on_resume(answer["memo"], tuple(again), other_program), seq=seq, run_id=root_run,
                         program_hash=program_hash, config=config, recovered_children=answer["children"],
                         again=sorted(again))
 
