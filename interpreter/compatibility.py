@@ -20,7 +20,7 @@ the rerun returns something else, it runs again too.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,6 +49,9 @@ class Line:
 class Report:
     lines: list[Line] = field(default_factory=list)
     stopped: str = ""  # why the check could not follow the new program to its end, if it could not
+    conflicts: list[Line] = field(default_factory=list)
+    """For a running run (ffl migrate): completed work that would not carry over, calls in flight that the new
+    program makes differently or not at all. A run with any is not moved."""
 
     def of(self, verdict: str) -> list[Line]:
         return [line for line in self.lines if line.verdict == verdict]
@@ -72,6 +75,9 @@ class Report:
                 out.append(f"  … and {len(lines) - 200} more")
         if self.stopped:
             out.append(f"the check stopped early: {self.stopped}")
+        if self.conflicts:
+            out.append(f"not movable, {len(self.conflicts)} {'conflict' if len(self.conflicts) == 1 else 'conflicts'}:")
+            out.extend(f"  {line.path}  {line.step}  — {line.reason}" for line in self.conflicts)
         return "\n".join(out) or "nothing to run"
 
 
@@ -112,9 +118,10 @@ def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:
 
 async def compatibility(old_program: Program, new_program: Program, workflow: str, inputs: dict[str, Any],
                         results: Mapping[str, Any], again: tuple[str, ...] = (), *,
-                        other_program: bool = True) -> Report:
+                        other_program: bool = True, in_flight: Sequence[str] | None = None) -> Report:
     """Which of ``results`` (a run's completed results by step path, its children's included) the run keeps
-    when it goes on with ``new_program``, and what runs — the same decisions the resumed run takes."""
+    when it goes on with ``new_program``, and what runs — the same decisions the resumed run takes. Given the
+    paths of a running run's calls ``in_flight``, its conflicts too (a run is moved only without any)."""
     rules = Rules()
     before = _Answers(results)
     await run_in_memory(old_program, workflow, inputs, before, rules)
@@ -163,4 +170,17 @@ async def compatibility(old_program: Program, new_program: Program, workflow: st
             report.lines.append(Line(path, step_text(step), REMOVED, f"the new program does not call {qname} here"))
     if run.failure is not None:
         report.stopped = str(run.failure)[:300]
+    if in_flight is not None:
+        report.conflicts = [line for line in report.lines if line.verdict in (AGAIN, REMOVED)
+                            and isinstance(results.get(line.path), dict) and "r" in results[line.path]]
+        for path in in_flight:
+            old, new = before.seen.get(path), after.seen.get(path)
+            if old is None:
+                continue
+            if new is None:
+                report.conflicts.append(Line(path, step_text(old[2]), "in flight", "the new program does not call "
+                                             f"{old[0]} here"))
+            elif call_digest(old[0], old[1]) != call_digest(new[0], new[1]):
+                reason = (f"facet changed: {old[0]} → {new[0]}" if old[0] != new[0] else _differences(old[1], new[1]))
+                report.conflicts.append(Line(path, step_text(new[2]), "in flight", reason))
     return report

@@ -18,15 +18,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 from temporalio.api.enums.v1 import EventType
-from temporalio.client import Client, WorkflowExecutionStatus
+from temporalio.client import Client, WorkflowExecutionStatus, WorkflowUpdateFailedError
 from temporalio.service import RPCError, RPCStatusCode
 
 from .cli.run_view import pinned_program
 from .compatibility import Report, compatibility
-from .program.constants import CHUNK_WORKFLOW, MEMO_RESUME, RECOVERY_QUERY
+from .program.constants import CHUNK_WORKFLOW, MEMO_RESUME, MIGRATE_UPDATE, RECOVERY_QUERY
 from .program.model import Program
 from .program.serialize import content_hash
 
@@ -90,14 +91,18 @@ async def first_input(client: Client, workflow_id: str, run_id: str) -> Any:
     raise RecoveryError(f"run {run_id} of {workflow_id} has no start event")
 
 
-async def results_of(client: Client, workflow_id: str, run_id: str) -> tuple[dict[str, Any], dict[str, Any]]:
-    """A closed run's recovery answer (as the resumed run will read it) and every completed result by step
-    path, its children's included — for the compatibility report only: the resumed run reads its own."""
+async def results_of(client: Client, workflow_id: str,
+                     run_id: str) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """A run's recovery answer (as a resumed run will read it), every completed result by step path and the
+    paths of calls in flight, its children's included — for the compatibility report only: a resumed or
+    moved run reads its own."""
     answer = await client.get_workflow_handle(workflow_id, run_id=run_id).query(RECOVERY_QUERY)
     results: dict[str, Any] = {}
+    in_flight: list[str] = []
     pending = [answer]
     while pending:
         current = pending.pop()
+        in_flight += current.get("in_flight") or []
         chunks = []
         for key, entry in current["memo"].items():
             if isinstance(entry, dict) and ("r" in entry or "e" in entry):
@@ -113,7 +118,7 @@ async def results_of(client: Client, workflow_id: str, run_id: str) -> tuple[dic
                     raise
         for child, child_run in children.values():
             pending.append(await client.get_workflow_handle(child, run_id=child_run).query(RECOVERY_QUERY))
-    return answer, results
+    return answer, results, in_flight
 
 
 async def check(client: Client, workflow_id: str, program: Program | None = None, *, run_id: str | None = None,
@@ -122,7 +127,7 @@ async def check(client: Client, workflow_id: str, program: Program | None = None
     whether its result carries over, runs again and why, or is new (interpreter/compatibility.py). Nothing is
     started."""
     description, _ = await resumable(client, workflow_id, run_id)
-    answer, results = await results_of(client, workflow_id, description.run_id)
+    answer, results, _ = await results_of(client, workflow_id, description.run_id)
     if old_program is None:
         handle = client.get_workflow_handle(workflow_id, run_id=description.run_id)
         old_program, _ = await pinned_program(client, handle)
@@ -150,3 +155,65 @@ async def resume(client: Client, workflow_id: str, *, run_id: str | None = None,
         description.workflow_type, inputs, id=workflow_id, task_queue=description.task_queue,
         memo={MEMO_RESUME: marker})
     return Resumed(workflow_id, handle.result_run_id or "", description.workflow_type, description.run_id, state)
+
+
+@dataclass(frozen=True)
+class Migration:
+    """What became of one run: ``moved`` (it moves at its next safe point), else ``reason``; its report."""
+
+    workflow_id: str
+    run_id: str
+    moved: bool
+    reason: str = ""
+    report: Report | None = None
+
+
+async def open_runs(client: Client, workflow: str) -> list[str]:
+    """The workflow ids of every running run of ``workflow`` (Temporal's visibility list)."""
+    query = f"WorkflowType = '{workflow}' AND ExecutionStatus = 'Running'"
+    return [execution.id async for execution in client.list_workflows(query)]
+
+
+async def migrate_one(client: Client, workflow_id: str, program: Program, program_hash: str, *,
+                      dry_run: bool = False) -> Migration:
+    """Check one running run against ``program``; without conflicts (and unless ``dry_run``) ask it to move."""
+    handle = client.get_workflow_handle(workflow_id)
+    try:
+        description = await handle.describe()
+    except RPCError as err:
+        if err.status == RPCStatusCode.NOT_FOUND:
+            return Migration(workflow_id, "", False, "no such run")
+        raise
+    if description.status != WorkflowExecutionStatus.RUNNING:
+        state = CLOSED_STATES.get(description.status, "closed") if description.status is not None else "closed"
+        return Migration(workflow_id, description.run_id, False, f"not running ({state}): ffl resume goes on with a "
+                         "closed run")
+    answer, results, in_flight = await results_of(client, workflow_id, description.run_id)
+    if answer["program_hash"] == program_hash:
+        return Migration(workflow_id, description.run_id, False, f"already runs program {program_hash}")
+    old_program, _ = await pinned_program(client, client.get_workflow_handle(workflow_id, run_id=description.run_id))
+    if old_program is None:
+        return Migration(workflow_id, description.run_id, False, "its pinned program is not in its history")
+    report = await compatibility(old_program, program, description.workflow_type, answer["inputs"] or {}, results,
+                                 in_flight=in_flight)
+    if report.conflicts:
+        count = len(report.conflicts)
+        return Migration(workflow_id, description.run_id, False, f"left as it is: {count} "
+                         f"{'step' if count == 1 else 'steps'} of its work would not carry over", report)
+    if dry_run:
+        return Migration(workflow_id, description.run_id, False, "movable (dry run: not moved)", report)
+    try:
+        await handle.execute_update(MIGRATE_UPDATE, program_hash, rpc_timeout=timedelta(seconds=30))
+    except WorkflowUpdateFailedError as err:
+        cause = getattr(err.cause, "message", None) or str(err.cause or err)
+        return Migration(workflow_id, description.run_id, False, f"refused by the run: {cause}", report)
+    return Migration(workflow_id, description.run_id, True, "moves at its next safe point", report)
+
+
+async def migrate(client: Client, workflow_ids: Sequence[str], program: Program, program_hash: str, *,
+                  dry_run: bool = False) -> list[Migration]:
+    """Move each running run onto ``program`` (published as ``program_hash`` where the workers load programs)
+    at its next safe point — what is in flight finishes first, so no handler is called twice — unless its
+    completed or in-flight work would not carry over: such a run is left untouched, its report says why."""
+    return [await migrate_one(client, workflow_id, program, program_hash, dry_run=dry_run)
+            for workflow_id in workflow_ids]

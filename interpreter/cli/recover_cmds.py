@@ -1,4 +1,4 @@
-"""``ffl resume``: a failed, cancelled, terminated or timed-out run goes on where it stopped.
+"""``ffl resume`` and ``ffl migrate``: recover a pipeline, or move running runs onto a corrected program.
 
 ``ffl resume WORKFLOW_ID [--run-id RUN] [--from PATH]... [--program FILES_OR_HASH] [--dry-run] [--wait]``
 starts a new run under the same workflow id (interpreter.operations.resume):
@@ -12,6 +12,11 @@ compatibility report (interpreter/compatibility.py) is printed first, and with
 ``--wait``, then its returns as ``ffl run`` does) and exits 0; 1 with the
 reason when nothing was started (a completed or running run, no such run, a
 program that does not compile) or the resumed run failed.
+
+``ffl migrate WORKFLOW_ID... --program FILES_OR_HASH [--all-of WORKFLOW] [--dry-run]`` checks each running
+run against the program and asks each compatible one to move at its next safe point
+(interpreter.operations.migrate); one line per run, and the report of each run left as it is. Exit 0 when
+every run moved (or, with ``--dry-run``, could), 1 otherwise.
 """
 
 from __future__ import annotations
@@ -62,6 +67,46 @@ def chosen_program(values: list[str], workflow: str, store) -> tuple[object, str
     except CompileError as err:
         raise RecoveryError("--program does not compile:\n" + "\n".join(str(d) for d in err.diagnostics)) from None
     return program, store.publish(program)
+
+
+def migrate_cmd(args: argparse.Namespace) -> int:
+    from ..operations import RecoveryError, migrate, open_runs
+    from .worker_main import open_store
+
+    if not args.workflow_ids and not args.all_of:
+        _err("ffl migrate: name the runs (WORKFLOW_ID...) or --all-of WORKFLOW")
+        return 2
+    core_logs_to_python_logging()
+    options = options_from_args(args)
+
+    async def main() -> int:
+        client = await connect(options)
+        ids = list(args.workflow_ids)
+        if args.all_of:
+            ids += [wid for wid in await open_runs(client, args.all_of) if wid not in ids]
+            if not ids:
+                _err(f"ffl migrate: no running run of {args.all_of}")
+                return 1
+        workflow = args.all_of or (await client.get_workflow_handle(ids[0]).describe()).workflow_type
+        store = open_store(args.registry or os.environ.get("FFL_REGISTRY"), args.mongo or os.environ.get("MONGODB_URI"))
+        program, program_hash = chosen_program(args.program, workflow, store)
+        outcomes = await migrate(client, ids, program, program_hash, dry_run=args.dry_run)
+        for outcome in outcomes:
+            print(f"{outcome.workflow_id}: {'moves' if outcome.moved else 'not moved'} — {outcome.reason}", flush=True)
+            if outcome.report is not None and (outcome.report.conflicts or args.dry_run):
+                print("  " + outcome.report.text().replace("\n", "\n  "), flush=True)
+        wanted = (lambda m: m.report is not None and not m.report.conflicts) if args.dry_run else (lambda m: m.moved)
+        return 0 if all(wanted(m) for m in outcomes) else 1
+
+    try:
+        return asyncio.run(main())
+    except RecoveryError as err:
+        _err(f"ffl migrate: {err}")
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # noqa: BLE001 - one line, never a traceback
+        _err(f"ffl migrate: {server_error_line(err, options.address)}")
+    return 1
 
 
 def resume_cmd(args: argparse.Namespace) -> int:
@@ -143,3 +188,21 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     cmd.add_argument("--wait", action="store_true", help="wait for the resumed run and print its returns")
     add_connection_args(cmd)
     cmd.set_defaults(func=resume_cmd)
+
+    move = subparsers.add_parser(
+        "migrate", help="move running runs onto a corrected program at their next safe point, checked first",
+        description="Check each running run against the program (its completed steps must keep their results, "
+        "its calls in flight must be the same calls in the new program) and ask each compatible one to move: it "
+        "holds, lets what is in flight finish (no handler is called twice), then continues as new with the new "
+        "program and its results. A run that is not compatible is left untouched; its report says why. "
+        "See docs/operations.md.")
+    move.add_argument("workflow_ids", nargs="*", metavar="WORKFLOW_ID", help="the runs to move")
+    move.add_argument("--all-of", metavar="WORKFLOW", help="every running run of this FFL workflow (its qualified "
+                      "name, the Temporal workflow type)")
+    move.add_argument("--program", nargs="+", metavar="FILE_OR_HASH", required=True,
+                      help="the corrected program: FFL files (compiled, published to the registry) or a hash")
+    move.add_argument("--dry-run", action="store_true", help="check and report only: move nothing")
+    move.add_argument("--registry", help="program registry directory (env FFL_REGISTRY, default ~/.ffl/registry)")
+    move.add_argument("--mongo", help="MongoDB URI of the program registry instead (env MONGODB_URI)")
+    add_connection_args(move)
+    move.set_defaults(func=migrate_cmd)

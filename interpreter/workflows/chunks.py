@@ -69,13 +69,15 @@ class ChunkResult:
     failure: ChunkFailure | None = None
     counts: dict[str, int] = field(default_factory=dict)
     digest: str = ""  # set by the parent: what the child was asked (memo.call_digest), so a resumed run checks it
+    run: str = ""  # the child's last run id, so a run moved to another program can recover its iterations
 
     @classmethod
     def restored(cls, data: dict[str, Any]) -> ChunkResult:
         """A result carried in a continued run's memo (plain JSON there)."""
         failure = data.get("failure")
         return cls(writes=data.get("writes") or [], failure=ChunkFailure(**failure) if failure else None,
-                   counts=dict(data.get("counts") or {}), digest=str(data.get("digest") or ""))
+                   counts=dict(data.get("counts") or {}), digest=str(data.get("digest") or ""),
+                   run=str(data.get("run") or ""))
 
 
 def chunk_key(path: str, first: int, last: int) -> str:

@@ -39,8 +39,9 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics import BuiltinCall, Effects, FacetCall, ScriptCall, StepFailure
 
 from .admission import Admission
+from .chunks import ChunkResult
 from .layer import Layer
-from .memo import Continuation, Memo, call_digest, failure_entry, reads_again, result_entry
+from .memo import Continuation, Memo, call_digest, failure_entry, kept_on_resume, reads_again, result_entry
 
 MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
 """Most JSON bytes of one Mirror activity input under SCALE: below the codec's 128 KB, so mirror batches
@@ -69,6 +70,8 @@ class Scale:
         self.recovered_children = dict(continued.recovered_children) if continued is not None else {}
         self.started: dict[str, str] = {}  # chunk key → child workflow id, of children this history started
         self.again: set[str] = set(continued.again) if continued is not None else set()  # resume.py
+        self.running: set[str] = set()  # paths of calls in flight (the recovery query names them)
+        self.moving_to = ""  # the program hash ``ffl migrate`` moves the run to at its next safe point
         self.children = 0  # child workflows in flight
         self.builtins = 0  # built-in steps in flight (timers, waits for a signal)
         self.held = 0  # coroutines waiting because the run holds
@@ -83,6 +86,8 @@ class Scale:
 
         Local activities finished in the current workflow task count too: their markers join the history
         only when the task completes, and a chain of them may run in one task."""
+        if self.moving_to:
+            return True
         if not self.memo.fresh:
             return False
         length = workflow.info().get_current_history_length()
@@ -155,9 +160,15 @@ class Scale:
     def carry(self, seq: int, run_id: str, program_hash: str, config: dict[str, Any],
               signals: dict[str, Any] | None = None) -> Continuation:
         runs = self.continued.runs + 1 if self.continued is not None else 2
-        return Continuation(memo=self.memo.carried(), seq=seq, run_id=run_id, program_hash=program_hash,
+        memo, children, moved_from = self.memo.carried(), self.recovered_children, ""
+        if self.moving_to and self.moving_to != program_hash:  # ffl migrate: checked by digest in the next run
+            memo, moved_from = kept_on_resume(memo, (), True), program_hash
+            children = {**children, **{key: [self.started[key], entry.run] for key, entry in self.memo.fresh.items()
+                                       if isinstance(entry, ChunkResult) and entry.run and key in self.started}}
+            program_hash = self.moving_to
+        return Continuation(memo=memo, seq=seq, run_id=run_id, program_hash=program_hash,
                             config=config, runs=runs, signals=signals, previous_run=workflow.info().run_id,
-                            recovered_children=self.recovered_children, again=sorted(self.again))
+                            recovered_children=children, again=sorted(self.again), moved_from=moved_from)
 
     def honours(self, path: str, entry: dict[str, Any], digest: str, refs: list[str]) -> bool:
         """Whether a memo entry answers this call: made for the same facet and arguments, and — when it was
@@ -205,10 +216,13 @@ class Remembered(Layer):
     async def _kept(self, path: str, work: Coroutine[Any, Any, Any], digest: str = "") -> Any:
         """``work``'s result, or its failure, remembered under ``path`` (with what it was called with) for the
         runs that continue this one."""
+        self.scale.running.add(path)
         try:
             result = await work
         except StepFailure as failure:
             self.scale.memo.put(path, failure_entry(failure.cause, failure.error_type, digest))
             raise
+        finally:
+            self.scale.running.discard(path)
         self.scale.memo.put(path, result_entry(result, digest))
         return result

@@ -19,13 +19,16 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, SearchAttributeKey
-from temporalio.exceptions import ApplicationError, TemporalError
+from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
     from interpreter.program.constants import (
         CHUNK_WORKFLOW,
+        LOAD_PROGRAM_ACTIVITY,
+        MEMO_MIGRATED,
         MEMO_PROGRAM_HASH,
+        MIGRATE_UPDATE,
         RECOVERY_QUERY,
         SIGNALS_QUERY,
         STEPS_QUERY,
@@ -39,12 +42,13 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics.limits import oversize, too_large
 
 from . import resume, trust
-from .boundaries import check_input_size, decode_inputs
+from .boundaries import activity_failure, check_input_size, decode_inputs
 from .children import chunk_failure
 from .chunks import ChunkFailure, ChunkRequest, ChunkResult
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale
 from .features import Level, child_level, run_level
 from .loading import load_pinned
+from .options import load_program_options
 from .outbox import MIRROR_BATCH_BYTES, Outbox
 from .session import Session
 from .signals import Signals, decode_payload
@@ -121,6 +125,8 @@ class FFLWorkflow:
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         level = run_level(lambda metadata: describe(name, program_hash, sources, config, metadata))
         scale = self.scale = Scale(config.continue_after_events, continued) if level >= Level.SCALE else None
+        if continued is not None and continued.moved_from:  # ffl migrate moved the run here: its lineage
+            workflow.upsert_memo({MEMO_MIGRATED: {"from": continued.moved_from, "to": program_hash}})
         if continued is not None and continued.signals:
             self.signals.restore(continued.signals)  # kept payloads and the received log go on
         session = self.session = Session.open(name, program, program_hash, config, level,
@@ -151,6 +157,7 @@ class FFLWorkflow:
                 done, returns = await scale.run(interpreter.run_workflow(decl, params), admission)
                 if not done:
                     await drain(outbox)
+                    await self.check_move(name)
                     carried = scale.carry(tracker.seq, run_id, program_hash, config.model_dump(mode="json"),
                                           self.signals.carry())
                     workflow.continue_as_new(args=[inputs, carried])
@@ -218,6 +225,7 @@ class FFLWorkflow:
         except Skipped as skipped:  # nothing outside the chunk can fail; kept for completeness of the contract
             result.failure = ChunkFailure(request.path, "foreach", str(skipped), "Skipped")
         result.counts = tracker.totals()
+        result.run = workflow.info().run_id
         await drain(outbox)
         return result
 
@@ -267,6 +275,43 @@ class FFLWorkflow:
         if not self.signals.waiting_on(name):
             raise ApplicationError(f"no step waits for signal '{name}' (an ffl.WaitForSignal(name = \"{name}\") "
                                    "must be waiting; send a signal instead to have it kept)", type="NotWaiting")
+
+    async def check_move(self, name: str) -> None:
+        """Before a run moves to another program (ffl migrate), that its workers can load it: else it goes on
+        with its own, saying why."""
+        scale = self.scale
+        if scale is None or not scale.moving_to:
+            return
+        try:
+            await workflow.execute_activity(
+                LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": scale.moving_to}, activity_id="load-program/move",
+                summary=f"FFL machinery: checks program {scale.moving_to} loads before the run moves to it",
+                **load_program_options(workflow.info().task_queue))
+        except ActivityError as err:
+            self.log(f"not moved to program {scale.moving_to}: {activity_failure(err)[0]}")
+            scale.moving_to = ""
+
+    @workflow.update(name=MIGRATE_UPDATE)
+    def migrate(self, program_hash: str) -> dict[str, str]:
+        """``ffl migrate``: hold, let what is in flight finish, continue as new with ``program_hash``."""
+        assert self.scale is not None  # the validator says so
+        self.scale.moving_to = program_hash
+        self.log(f"moves to program {program_hash} at its next safe point (ffl migrate)")
+        return {"moving_to": program_hash}
+
+    @migrate.validator
+    def check_migrate(self, program_hash: str) -> None:
+        if self.session is None or workflow.info().workflow_type == CHUNK_WORKFLOW:
+            raise ApplicationError("only a loaded run (not a child) can be moved", type="NotMovable")
+        if self.scale is None:
+            raise ApplicationError("this run was started by a release before continue-as-new: it cannot be moved",
+                                   type="NotMovable")
+        if not isinstance(program_hash, str) or not program_hash:
+            raise ApplicationError("ffl.migrate takes a program hash", type="NotMovable")
+        if program_hash == self.session.program_hash:
+            raise ApplicationError(f"the run already runs program {program_hash}", type="NotMovable")
+        if self.scale.moving_to:
+            raise ApplicationError(f"the run already moves to program {self.scale.moving_to}", type="NotMovable")
 
     @workflow.query(name=RECOVERY_QUERY)
     def recovery(self) -> dict[str, Any]:

@@ -28,6 +28,8 @@ class Continuation:
     iterations the new child keeps (resume.py); filled by the workflow itself, never by a client."""
     again: list[str] = field(default_factory=list)
     """A resumed run's paths to run again (``--from`` and the dependents found so far, resume.py), sorted."""
+    moved_from: str = ""
+    """The program hash the run was moved from (``ffl migrate``): the next run names it in its memo."""
 
 
 class Memo:

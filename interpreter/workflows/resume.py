@@ -130,4 +130,5 @@ def recovery_answer(session: Session, seq: int, scale: Scale | None, inputs: Any
     runs = scale.continued.runs if scale is not None and scale.continued is not None else 1
     return {"memo": memo, "inputs": inputs, "program_hash": session.program_hash, "run_id": session.run_id,
             "config": session.config.model_dump(mode="json"), "seq": seq, "runs": runs, "signals": signals,
-            "children": children, "resolved": resolved, "workflow_id": session.workflow_id}
+            "children": children, "resolved": resolved, "workflow_id": session.workflow_id,
+            "in_flight": sorted(scale.running) if scale is not None else []}
