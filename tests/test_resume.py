@@ -9,6 +9,7 @@ workflows and across continue-as-new.
 from __future__ import annotations
 
 import asyncio
+import json
 import sys
 import uuid
 from collections.abc import AsyncIterator
@@ -325,5 +326,11 @@ async def test_ffl_resume_prints_the_report_dry_run_starts_nothing_and_a_complet
         code, out, err = await ffl("resume", workflow_id, "--program", str(edited), "--wait", *where)
         assert code == 0, err
         assert f"resumed pipe.Run {workflow_id}" in out and out.strip().endswith('{"total": 104}')
+        code, out, err = await ffl("status", workflow_id, "--address", temporal_service.address, "--json")
+        assert code == 0, err
+        lineage = json.loads(out)["lineage"]
+        assert lineage["resumed_from"] == first.result_run_id and len(lineage["program"]) == 64
+        code, out, err = await ffl("status", workflow_id, "--address", temporal_service.address)
+        assert f"resumed from run {first.result_run_id} (ffl resume): same logical run" in out
         code, out, err = await ffl("resume", workflow_id, *where)
         assert code == 1 and "completed: there is nothing to resume" in err and "Traceback" not in err
