@@ -120,3 +120,53 @@ async def test_migrating_twenty_running_runs_moves_the_compatible_ones_and_leave
     assert sorted(slowly.slow) == sorted([2 * k for k in ks] + [v for k in ks for v in [
         ((2 * k + 1 + (k != FAST)) * 2) + 1000000]])
     assert sorted(slowly.work) == sorted(ks + [2 * k + 2 for k in range(19)] + [2 * FAST + 1] + [7] * 19)
+
+
+CHILDREN_BEFORE = """namespace mig {
+    event facet Work(i: Long) => (y: Long)
+    event facet Slow(i: Long) => (y: Long)
+    workflow Run(items: Json) => (ys: Json, out: Long) andThen {
+        all = Work(i = -1) andThen foreach n in $.items {
+            w = Work(i = $.n)
+            yield Run(ys = [w.y])
+        }
+        s = Slow(i = all.y)
+        yield Run(out = s.y)
+    }
+}
+"""
+
+CHILDREN_AFTER = CHILDREN_BEFORE.replace("        yield Run(out = s.y)", "        e = Work(i = 7000)\n        yield Run(out = e.y)")
+
+
+async def test_a_run_whose_foreach_ran_in_children_moves_without_calling_their_handlers_again(
+        temporal_client, tmp_path):
+    program, edited = compile_text(CHILDREN_BEFORE), compile_text(CHILDREN_AFTER)
+    queue = "ffl-" + uuid.uuid4().hex[:10]
+    store = LocalProgramStore(tmp_path / "registry")
+    store.publish(program)
+    config = isolated_config(program, queue + "-handlers", RuntimeConfig(
+        retry=FAST_RETRY, child_threshold=10, iterations_per_child=10, children_in_flight=2))
+    slowly = Slowly()
+    registry = registry_of({"mig.Work": slowly.work_fn, "mig.Slow": slowly.slow_fn})
+    interpreter = Worker(temporal_client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
+                         activities=build_interpreter_activities(store, config))
+    handler_worker = Worker(temporal_client, task_queue=queue + "-handlers",
+                            activities=[build_handler_activity(registry, queue + "-handlers")],
+                            **handler_worker_options())
+    async with interpreter, handler_worker:
+        handle = await temporal_client.start_workflow("mig.Run", {"items": list(range(30))},
+                                                      id="migc-" + uuid.uuid4().hex[:8], task_queue=queue)
+        for _ in range(600):
+            if slowly.waiting:
+                break
+            await asyncio.sleep(0.05)
+        assert slowly.waiting == 1
+        edited_hash = store.publish(edited)
+        (outcome,) = await migrate(temporal_client, [handle.id], edited, edited_hash)
+        assert outcome.moved, outcome.reason
+        slowly.released.set()
+        result = await asyncio.wait_for(handle.result(), 60)
+    assert result == {"ys": [n * 2 for n in range(30)], "out": 14000}
+    assert sorted(slowly.work) == sorted([-1, *range(30), 7000])  # the children's iterations not called again
+    assert slowly.slow == [-2]

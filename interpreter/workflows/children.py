@@ -162,7 +162,7 @@ class Children:
                                   "another execution holds its id", "WorkflowAlreadyStarted") from None
             finally:
                 self.running.discard(task)
-            result.digest = digest
+            result.digest, result.child_id = digest, child_id
             memo.put(key, result)
         else:
             result = hit if isinstance(hit, ChunkResult) else ChunkResult.restored(hit)

@@ -70,6 +70,7 @@ class ChunkResult:
     counts: dict[str, int] = field(default_factory=dict)
     digest: str = ""  # set by the parent: what the child was asked (memo.call_digest), so a resumed run checks it
     run: str = ""  # the child's last run id, so a run moved to another program can recover its iterations
+    child_id: str = ""  # set by the parent: the child's workflow id, likewise
 
     @classmethod
     def restored(cls, data: dict[str, Any]) -> ChunkResult:
@@ -77,7 +78,7 @@ class ChunkResult:
         failure = data.get("failure")
         return cls(writes=data.get("writes") or [], failure=ChunkFailure(**failure) if failure else None,
                    counts=dict(data.get("counts") or {}), digest=str(data.get("digest") or ""),
-                   run=str(data.get("run") or ""))
+                   run=str(data.get("run") or ""), child_id=str(data.get("child_id") or ""))
 
 
 def chunk_key(path: str, first: int, last: int) -> str:

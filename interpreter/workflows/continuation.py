@@ -27,6 +27,7 @@ takes the same decisions.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -41,7 +42,16 @@ with workflow.unsafe.imports_passed_through():
 from .admission import Admission
 from .chunks import ChunkResult
 from .layer import Layer
-from .memo import Continuation, Memo, call_digest, failure_entry, kept_on_resume, reads_again, result_entry
+from .memo import (
+    Continuation,
+    Memo,
+    call_digest,
+    failure_entry,
+    is_chunk,
+    kept_on_resume,
+    reads_again,
+    result_entry,
+)
 
 MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
 """Most JSON bytes of one Mirror activity input under SCALE: below the codec's 128 KB, so mirror batches
@@ -162,9 +172,12 @@ class Scale:
         runs = self.continued.runs + 1 if self.continued is not None else 2
         memo, children, moved_from = self.memo.carried(), self.recovered_children, ""
         if self.moving_to and self.moving_to != program_hash:  # ffl migrate: checked by digest in the next run
-            memo, moved_from = kept_on_resume(memo, (), True), program_hash
-            children = {**children, **{key: [self.started[key], entry.run] for key, entry in self.memo.fresh.items()
-                                       if isinstance(entry, ChunkResult) and entry.run and key in self.started}}
+            plain = {key: dataclasses.asdict(entry) if isinstance(entry, ChunkResult) else entry
+                     for key, entry in memo.items()}
+            memo, moved_from = kept_on_resume(plain, (), True), program_hash
+            for key, entry in memo.items():  # each child's iterations are checked again under the new program
+                if is_chunk(entry) and entry.get("run") and entry.get("child_id"):
+                    children = {**children, key: [entry["child_id"], entry["run"]]}
             program_hash = self.moving_to
         return Continuation(memo=memo, seq=seq, run_id=run_id, program_hash=program_hash,
                             config=config, runs=runs, signals=signals, previous_run=workflow.info().run_id,

@@ -99,6 +99,7 @@ class FFLWorkflow:
         self.tracker: Tracker | None = None
         self.scale: Scale | None = None  # what the run completed, for a later resume (the recovery query)
         self.inputs: Any = None
+        self.move_checked = False  # the program ffl migrate names was loaded once (check_move)
 
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> Any:
@@ -155,6 +156,8 @@ class FFLWorkflow:
                 returns = await interpreter.run_workflow(decl, params)
             else:  # past its history limit the run continues as new, its memo carried
                 done, returns = await scale.run(interpreter.run_workflow(decl, params), admission)
+                if done and scale.moving_to:  # moving (ffl migrate): the new program's run decides the returns
+                    done = not await self.check_move(name)
                 if not done:
                     await drain(outbox)
                     await self.check_move(name)
@@ -276,12 +279,13 @@ class FFLWorkflow:
             raise ApplicationError(f"no step waits for signal '{name}' (an ffl.WaitForSignal(name = \"{name}\") "
                                    "must be waiting; send a signal instead to have it kept)", type="NotWaiting")
 
-    async def check_move(self, name: str) -> None:
+    async def check_move(self, name: str) -> bool:
         """Before a run moves to another program (ffl migrate), that its workers can load it: else it goes on
-        with its own, saying why."""
+        with its own, saying why. Whether it moves."""
         scale = self.scale
-        if scale is None or not scale.moving_to:
-            return
+        if scale is None or not scale.moving_to or self.move_checked:
+            return scale is not None and bool(scale.moving_to)
+        self.move_checked = True
         try:
             await workflow.execute_activity(
                 LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": scale.moving_to}, activity_id="load-program/move",
@@ -290,6 +294,7 @@ class FFLWorkflow:
         except ActivityError as err:
             self.log(f"not moved to program {scale.moving_to}: {activity_failure(err)[0]}")
             scale.moving_to = ""
+        return bool(scale.moving_to)
 
     @workflow.update(name=MIGRATE_UPDATE)
     def migrate(self, program_hash: str) -> dict[str, str]:
