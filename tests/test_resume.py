@@ -334,3 +334,51 @@ async def test_ffl_resume_prints_the_report_dry_run_starts_nothing_and_a_complet
         assert f"resumed from run {first.result_run_id} (ffl resume): same logical run" in out
         code, out, err = await ffl("resume", workflow_id, *where)
         assert code == 1 and "completed: there is nothing to resume" in err and "Traceback" not in err
+
+
+async def test_a_terminated_run_resumes_recovering_the_iterations_its_cancelled_children_completed(
+        temporal_client, tmp_path):
+    release = asyncio.Event()
+    done: list[int] = []
+
+    cancelled: list[int] = []
+    waiting: list[int] = []
+
+    async def work(payload: dict) -> dict:
+        if payload["i"] >= 25 and not release.is_set():
+            waiting.append(payload["i"])
+            try:
+                await release.wait()
+            except asyncio.CancelledError:
+                cancelled.append(payload["i"])
+                raise
+        done.append(payload["i"])
+        return {"y": payload["i"] * 2}
+
+    handlers = Handlers(broken=False)
+    handlers.work_fn = work  # type: ignore[method-assign]
+    config = RuntimeConfig(retry=FAST_RETRY, child_threshold=10, iterations_per_child=10, children_in_flight=2)
+    async with served(temporal_client, tmp_path, handlers, config) as stack:
+        workflow_id = "term-" + uuid.uuid4().hex[:10]
+        first = await temporal_client.start_workflow("pipe.Run", {"items": list(range(60))}, id=workflow_id,
+                                                     task_queue=stack.queue)
+        for _ in range(600):  # the chunk of 20-29 has done 20-24 and waits in 25-29
+            if {-1, *range(25)} <= set(done):
+                break
+            await asyncio.sleep(0.05)
+        assert {-1, *range(25)} <= set(done)
+        await first.terminate(reason="test: stopped mid-way")
+        for _ in range(600):  # the children are cancelled with their parent: so are their handlers
+            if sorted(cancelled) == sorted(waiting):
+                break
+            await asyncio.sleep(0.05)
+        assert sorted(cancelled) == sorted(waiting) and set(range(25, 30)) <= set(cancelled)
+        before = list(done)
+        release.set()
+        started = await resume(temporal_client, workflow_id)
+        assert started.resumed_state == "terminated"
+        result = await asyncio.wait_for(temporal_client.get_workflow_handle(workflow_id).result(), 120)
+    after = done[len(before):]
+    assert result == {"ys": [n * 2 for n in range(60)], "total": -2}
+    assert not set(before) & set(after), sorted(set(before) & set(after))
+    assert sorted(before + after) == [-1, *range(60)]

@@ -321,6 +321,8 @@ class FFLWorkflow:
     @workflow.query(name=RECOVERY_QUERY)
     def recovery(self) -> dict[str, Any]:
         """What this run completed and how it ran, for a run resuming it (resume.py); closed runs answer too."""
+        if (self.session is None or self.tracker is None) and workflow.info().workflow_type == CHUNK_WORKFLOW:
+            return {"memo": {}, "children": {}, "resolved": {}, "program_hash": "", "in_flight": []}  # did nothing
         if self.session is None or self.tracker is None:
             raise ApplicationError("the run ended before its program was loaded: nothing to resume from "
                                    "(start it again)", type="NotResumable")
