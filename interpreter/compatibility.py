@@ -26,7 +26,7 @@ from typing import Any
 
 from .program.display import json_short, step_text
 from .program.model import FacetDecl, Program
-from .semantics import FacetCall, Rules
+from .semantics import BuiltinCall, FacetCall, Rules, ScriptCall
 from .semantics.memory import MemoryEffects, run_in_memory
 from .workflows.memo import call_digest, kept_on_resume, reads_again
 
@@ -102,6 +102,16 @@ class _Answers(MemoryEffects):
         if isinstance(entry, dict) and "r" in entry:
             return entry["r"] or {}
         return placeholder(request.decl)
+
+    async def builtin(self, request: BuiltinCall) -> dict[str, Any]:
+        """A timer or a wait answered as it was, or as if it had passed: the check never waits."""
+        entry = self.results.get(request.path)
+        return (entry.get("r") or {}) if isinstance(entry, dict) and "r" in entry else {}
+
+    async def script(self, request: ScriptCall) -> Any:
+        """A script's result as it was (the check runs no script), else nothing."""
+        entry = self.results.get(request.path)
+        return (entry.get("r") or {}) if isinstance(entry, dict) and "r" in entry else {}
 
 
 def _differences(old: dict[str, Any], new: dict[str, Any]) -> str:

@@ -147,6 +147,12 @@ async def resume(client: Client, workflow_id: str, *, run_id: str | None = None,
     With ``program_hash`` (a program published where the workers load programs) the run goes on with that
     program, keeping only the results ``check`` says carry over."""
     description, state = await resumable(client, workflow_id, run_id)
+    if again:  # a path nothing ran at is a typo: said, not ignored
+        _, results, _ = await results_of(client, workflow_id, description.run_id)
+        unknown = [path for path in again if not any(key == path or key.startswith(path + "/") for key in results)]
+        if unknown:
+            raise RecoveryError(f"--from {unknown[0]}: no step completed at or under this path in run "
+                                f"{description.run_id} (ffl status {workflow_id} --json lists the paths)")
     inputs = await first_input(client, workflow_id, description.run_id)
     marker = {"run": description.run_id, "from": list(again)}
     if program_hash:

@@ -224,6 +224,11 @@ async def test_from_a_step_runs_it_and_every_step_reading_it_again_and_a_run_res
             pass
         assert sorted(handlers.work) == [1, 2, 10]
         handlers.total_broken = False
+        try:
+            await resume(temporal_client, workflow_id, again=["b0/nosuch"])
+            raise AssertionError("a path where nothing ran is refused")
+        except RecoveryError as err:
+            assert "--from b0/nosuch: no step completed at or under this path" in str(err)
         last = await resume(temporal_client, workflow_id, again=["b0/a"])
         assert last.resumed_run == again.run_id
         result = await temporal_client.get_workflow_handle(workflow_id, run_id=last.run_id).result()

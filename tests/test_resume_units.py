@@ -99,3 +99,21 @@ def test_paths_inside_a_chunk_and_steps_reading_a_step_that_runs_again():
     assert not reads_again("b0/c", ["b"], {"b0/a"})
     assert call_digest("pipe.Work", {"i": 1, "j": 2}) == call_digest("pipe.Work", {"j": 2, "i": 1})
     assert call_digest("pipe.Work", {"i": 1}) != call_digest("pipe.Twice", {"i": 1})
+
+
+async def test_the_check_never_waits_for_a_signal_or_a_timer():
+    waits = """namespace pipe {
+    event facet Work(i: Long) => (y: Long)
+    workflow Run(k: Long) => (total: Long) andThen {
+        w = ffl.WaitForSignal(name = "go")
+        s = ffl.Sleep(seconds = 3600)
+        a = Work(i = $.k)
+        yield Run(total = a.y)
+    }
+}
+"""
+    results = {"b0/w": {"r": {"payload": 1, "timed_out": False}}, "b0/a": done("pipe.Work", {"i": 1}, {"y": 2})}
+    report = await compatibility(compile_text(waits), compile_text(waits), "pipe.Run", {"k": 1}, results,
+                                 other_program=False)
+    assert report.stopped == ""
+    assert [(line.path, line.verdict) for line in report.lines] == [("b0/a", KEPT)]
