@@ -118,3 +118,6 @@ pytest_unconfigure
 
 # interpreter/testing/runner.py: a field of the Result a test reads
 signals_taken
+
+# interpreter/workflows/ffl_workflow.py: the validator of the ffl.migrate update (@migrate.validator)
+check_migrate

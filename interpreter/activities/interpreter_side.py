@@ -18,6 +18,7 @@ from ..program.pinned import pack_program, unpack_program
 from ..program.runinfo import source_files
 from ..program.serialize import ProgramFormatError
 from .program_store import ProgramStore, ProgramTampered, checked_names, trim_program
+from .recovery import recover
 from .scripts import build_run_script_activity
 
 PINNED_CACHE = 8
@@ -35,7 +36,7 @@ def current_hash(store: ProgramStore, workflow: str) -> str | None:
 
 def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mirror: object | None = None, *,
                                  allow_scripts: bool = False, identity: str = "") -> list[Callable]:
-    """LoadProgram, RunScript and Tick, plus Mirror when a sink (``write(records)``) is given.
+    """LoadProgram, RunScript, Tick and Recover (workflows/resume.py), plus Mirror when a sink (``write(records)``) is given.
 
     RunScript runs scripts only with ``allow_scripts`` (the worker's ``--allow-scripts``);
     otherwise it fails their steps, naming the flag. ``identity`` (the worker's) is named when a
@@ -93,7 +94,7 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
         """Returns at once: its completion brings the run its next workflow task (see workflows.admission)."""
 
     activities: list[Callable] = [load_program, build_run_script_activity(store, config.scripts, allow_scripts),
-                                  tick]
+                                  tick, recover]
     if mirror is not None:
         @activity.defn(name=MIRROR_ACTIVITY)
         async def mirror_records(records: list[dict[str, Any]]) -> None:

@@ -21,6 +21,7 @@ _COMMAND_MODULES = (
     "interpreter.cli.search_attrs",
     "interpreter.cli.mirror_cmds",
     "interpreter.cli.control_cmds",
+    "interpreter.cli.recover_cmds",
     "interpreter.cli.testing_cmds",
     "interpreter.cli.lsp_cmd",
 )

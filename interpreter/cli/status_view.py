@@ -14,6 +14,7 @@ from collections import Counter
 from datetime import datetime
 from typing import Any
 
+from ..program.constants import MEMO_MIGRATED, MEMO_RESUME
 from ..program.display import json_short, readable_path, short_name
 from ..program.runinfo import MEMO_NAMESPACE, MEMO_SOURCES
 from .run_view import Pending, RunView
@@ -213,6 +214,7 @@ def render(view: RunView, *, values: bool = True) -> list[str]:
         facts.append(f"{'ran' if view.closed else 'running for'} {_ago(view.started, end)}")
     if facts:
         lines.append("  " + " · ".join(facts))
+    lines += lineage_lines(view)
     lines += failure_lines(view)
     lines += [f"warning: {w.get('message')}" for w in view.warnings if not w.get("path")]  # the run's own
     if view.steps_error:
@@ -225,6 +227,35 @@ def render(view: RunView, *, values: bool = True) -> list[str]:
     for pending in orphans:
         display, detail = pending_detail(pending, view.now)
         lines.append(f"{MARKS[display]} activity {pending.facet} ({pending.path})  [{display}: {detail}]")
+    return lines
+
+
+def lineage(view: RunView) -> dict[str, Any] | None:
+    """Where the run comes from when ffl resume or ffl migrate made it: its memo says (trusted: the run checks
+    what it names before it keeps anything)."""
+    resumed, moved = view.memo.get(MEMO_RESUME), view.memo.get(MEMO_MIGRATED)
+    if not isinstance(resumed, dict) and not isinstance(moved, dict):
+        return None
+    return {"resumed_from": resumed.get("run") if isinstance(resumed, dict) else None,
+            "again": list(resumed.get("from") or []) if isinstance(resumed, dict) else [],
+            "program": (resumed.get("program") or None) if isinstance(resumed, dict) else None,
+            "migrated_from": moved.get("from") if isinstance(moved, dict) else None}
+
+
+def lineage_lines(view: RunView) -> list[str]:
+    found = lineage(view)
+    if found is None:
+        return []
+    lines = []
+    if found["resumed_from"]:
+        text = f"  resumed from run {found['resumed_from']} (ffl resume): same logical run, its completed steps kept"
+        if found["again"]:
+            text += "; run again from " + ", ".join(found["again"])
+        if found["program"]:
+            text += f"; with program {str(found['program'])[:12]}"
+        lines.append(text)
+    if found["migrated_from"]:
+        lines.append(f"  moved from program {str(found['migrated_from'])[:12]} (ffl migrate)")
     return lines
 
 
@@ -258,7 +289,7 @@ def to_json(view: RunView, *, values: bool = True) -> dict[str, Any]:
         "workflow": view.workflow, "workflow_id": view.workflow_id, "run_id": view.run_id,
         "status": view.status, "exit_code": exit_code(view.status),
         "program_hash": view.program_hash or None, "namespace": view.memo.get(MEMO_NAMESPACE),
-        "sources": view.memo.get(MEMO_SOURCES), "task_queue": view.task_queue,
+        "sources": view.memo.get(MEMO_SOURCES), "task_queue": view.task_queue, "lineage": lineage(view),
         "started": _iso(view.started), "closed": _iso(view.closed),
         "failure": None if failure is None else {
             "step": failure.step, "facet": failure.facet, "error_type": failure.error_type,

@@ -28,6 +28,7 @@ finished.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from typing import Any
 
 from temporalio import workflow
@@ -46,6 +47,7 @@ with workflow.unsafe.imports_passed_through():
 from . import trust
 from .chunks import SEQ_STRIDE, ChunkFailure, ChunkRequest, ChunkResult, OuterStep, chunk_key, read_params
 from .continuation import Scale
+from .memo import call_digest, reads_again
 from .session import Session
 from .tracker import Tracker
 
@@ -118,9 +120,21 @@ class Children:
         tracker = self.tracker
         memo = self.scale.memo
         hit = memo.get(key)
+        digest = call_digest("foreach", [request.program_hash, request.items, request.params,
+                                         [dataclasses.asdict(o) for o in request.outer]])
+        if hit is not None and not isinstance(hit, ChunkResult) and (
+                (hit.get("digest") or digest) != digest  # other iterations, outer values or program: again
+                or hit.get("p") and reads_again(f"{request.path}/foreach/-", [o.name for o in request.outer],
+                                                self.scale.again)):  # it reads a step that runs again
+            hit = None
         child_id = trust.child_id(request.root_id, request.root_run, key, self.session.level)
         if hit is None:
             await self.scale.gate()
+            self.scale.started[key] = child_id
+            recover = self.scale.recovered_children.get(key)
+            if recover:
+                again = sorted(self.scale.again)  # the child's steps may read outer steps that run again
+                request = dataclasses.replace(request, recover=list(recover), again=again)
             tracker.child(key, child_id, request.path, first, last, "running")
             task = asyncio.current_task()
             if task is not None:
@@ -148,6 +162,7 @@ class Children:
                                   "another execution holds its id", "WorkflowAlreadyStarted") from None
             finally:
                 self.running.discard(task)
+            result.digest, result.child_id = digest, child_id
             memo.put(key, result)
         else:
             result = hit if isinstance(hit, ChunkResult) else ChunkResult.restored(hit)

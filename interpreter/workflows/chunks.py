@@ -47,6 +47,9 @@ class ChunkRequest:
     owner_place: list[Any] | None = None  # the owner step's mirror place (parent, block, root)
     level: int = 3  # the parent's features.Level (requests of 0.2.0.dev2 carry none: SCALE)
     parent_run: str = ""  # the run starting the child: checked against Temporal's parent (trust.py)
+    recover: list[str] = field(default_factory=list)  # a resumed run's: [workflow id, run id] of the closed child
+    # whose completed iterations this one keeps (resume.py), and the paths in it to run again
+    again: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -65,13 +68,17 @@ class ChunkResult:
     writes: list[list[list[Any]]] = field(default_factory=list)
     failure: ChunkFailure | None = None
     counts: dict[str, int] = field(default_factory=dict)
+    digest: str = ""  # set by the parent: what the child was asked (memo.call_digest), so a resumed run checks it
+    run: str = ""  # the child's last run id, so a run moved to another program can recover its iterations
+    child_id: str = ""  # set by the parent: the child's workflow id, likewise
 
     @classmethod
     def restored(cls, data: dict[str, Any]) -> ChunkResult:
         """A result carried in a continued run's memo (plain JSON there)."""
         failure = data.get("failure")
         return cls(writes=data.get("writes") or [], failure=ChunkFailure(**failure) if failure else None,
-                   counts=dict(data.get("counts") or {}))
+                   counts=dict(data.get("counts") or {}), digest=str(data.get("digest") or ""),
+                   run=str(data.get("run") or ""), child_id=str(data.get("child_id") or ""))
 
 
 def chunk_key(path: str, first: int, last: int) -> str:

@@ -37,6 +37,7 @@ takes the same decisions.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
@@ -50,8 +51,18 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics.snapshot import Snapshot
 
 from .admission import Admission
+from .chunks import ChunkResult
 from .layer import Layer
-from .memo import Continuation, Memo, failure_entry, result_entry
+from .memo import (
+    Continuation,
+    Memo,
+    call_digest,
+    failure_entry,
+    is_chunk,
+    kept_on_resume,
+    reads_again,
+    result_entry,
+)
 from .tracker import Tracker
 from .trust import refused
 
@@ -98,6 +109,11 @@ class Scale:
                 self.snapshot = Snapshot(continued.snapshot if continued is not None else None)
             except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
                 raise refused(f"the continuation's snapshot is malformed: {type(err).__name__}: {err}"[:2000]) from None
+        self.recovered_children = dict(continued.recovered_children) if continued is not None else {}
+        self.started: dict[str, str] = {}  # chunk key → child workflow id, of children this history started
+        self.again: set[str] = set(continued.again) if continued is not None else set()  # resume.py
+        self.running: set[str] = set()  # paths of calls in flight (the recovery query names them)
+        self.moving_to = ""  # the program hash ``ffl migrate`` moves the run to at its next safe point
         self.children = 0  # child workflows in flight
         self.builtins = 0  # built-in steps in flight (timers, waits for a signal)
         self.held = 0  # coroutines waiting because the run holds
@@ -115,6 +131,8 @@ class Scale:
 
         Local activities finished in the current workflow task count too: their markers join the history
         only when the task completes, and a chain of them may run in one task."""
+        if self.moving_to:
+            return True
         if not self.memo.fresh:
             return False
         length = workflow.info().get_current_history_length()
@@ -203,15 +221,33 @@ class Scale:
     def carry(self, tracker: Tracker, run_id: str, program_hash: str, config: dict[str, Any],
               signals: dict[str, Any] | None = None) -> Continuation:
         runs = self.continued.runs + 1 if self.continued is not None else 2
-        memo = self.memo.carried()
+        memo, children, moved_from = self.memo.carried(), self.recovered_children, ""
         snapshot = earlier = None
-        if self.snapshot is not None:  # what the snapshot answers for is not carried twice
+        if self.moving_to and self.moving_to != program_hash:  # ffl migrate: checked by digest in the next run
+            plain = {key: dataclasses.asdict(entry) if isinstance(entry, ChunkResult) else entry
+                     for key, entry in memo.items()}
+            memo, moved_from = kept_on_resume(plain, (), True), program_hash
+            for key, entry in memo.items():  # each child's iterations are checked again under the new program
+                if is_chunk(entry) and entry.get("run") and entry.get("child_id"):
+                    children = {**children, key: [entry["child_id"], entry["run"]]}
+            program_hash = self.moving_to  # no snapshot: under another program each call is checked by digest
+        elif self.snapshot is not None:  # what the snapshot answers for is not carried twice
             memo = {key: entry for key, entry in memo.items() if not self.snapshot.covers(key)}
             snapshot = self.snapshot.carried()
             earlier = tracker.carried_counts(memo)  # the next run records only what the memo answers again
         return Continuation(memo=memo, seq=tracker.seq, run_id=run_id, program_hash=program_hash, config=config,
                             runs=runs, signals=signals, previous_run=workflow.info().run_id, snapshot=snapshot,
-                            earlier=earlier)
+                            earlier=earlier, recovered_children=children, again=sorted(self.again),
+                            moved_from=moved_from)
+
+    def honours(self, path: str, entry: dict[str, Any], digest: str, refs: list[str]) -> bool:
+        """Whether a memo entry answers this call: made for the same facet and arguments, and — when it was
+        kept from the run this one resumes (``p``) — not reading a step that runs again. A refused entry's
+        path runs again, so its own readers do too."""
+        fits = entry.get("a", digest) == digest and not (entry.get("p") and reads_again(path, refs, self.again))
+        if not fits:
+            self.again.add(path)
+        return fits
 
 
 class Remembered(Layer):
@@ -224,11 +260,12 @@ class Remembered(Layer):
         self.scale = scale
 
     async def call_facet(self, request: FacetCall) -> Any:
+        digest = call_digest(request.decl.qname, request.args)
         hit = self.scale.memo.get(request.path)
-        if hit is not None:
+        if hit is not None and self.scale.honours(request.path, hit, digest, request.step.refs):
             await self.scale.restored()
             return recalled(hit, request.path, request.decl.qname)
-        return await self._kept(request.path, self.next.call_facet(request))
+        return await self._kept(request.path, self.next.call_facet(request), digest)
 
     async def script(self, request: ScriptCall) -> Any:
         hit = self.scale.memo.get(request.path)
@@ -237,20 +274,25 @@ class Remembered(Layer):
         return await self._kept(request.path, self.next.script(request))
 
     async def builtin(self, request: BuiltinCall) -> dict[str, Any]:
+        digest = call_digest(request.facet, request.args)
         hit = self.scale.memo.get(request.path)
-        if hit is not None:
+        if hit is not None and self.scale.honours(request.path, hit, digest, []):
             await self.scale.restored()
             return recalled(hit, request.path, request.facet) or {}
         await self.scale.gate()
         with self.scale.builtin_in_flight():
-            return await self._kept(request.path, self.next.builtin(request))
+            return await self._kept(request.path, self.next.builtin(request), digest)
 
-    async def _kept(self, path: str, work: Coroutine[Any, Any, Any]) -> Any:
-        """``work``'s result, or its failure, remembered under ``path`` for the runs that continue this one."""
+    async def _kept(self, path: str, work: Coroutine[Any, Any, Any], digest: str = "") -> Any:
+        """``work``'s result, or its failure, remembered under ``path`` (with what it was called with) for the
+        runs that continue this one."""
+        self.scale.running.add(path)
         try:
             result = await work
         except StepFailure as failure:
-            self.scale.memo.put(path, failure_entry(failure.cause, failure.error_type))
+            self.scale.memo.put(path, failure_entry(failure.cause, failure.error_type, digest))
             raise
-        self.scale.memo.put(path, result_entry(result))
+        finally:
+            self.scale.running.discard(path)
+        self.scale.memo.put(path, result_entry(result, digest))
         return result

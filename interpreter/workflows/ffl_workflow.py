@@ -19,13 +19,17 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, SearchAttributeKey
-from temporalio.exceptions import ApplicationError, TemporalError
+from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
     from interpreter.program.constants import (
         CHUNK_WORKFLOW,
+        LOAD_PROGRAM_ACTIVITY,
+        MEMO_MIGRATED,
         MEMO_PROGRAM_HASH,
+        MIGRATE_UPDATE,
+        RECOVERY_QUERY,
         SIGNALS_QUERY,
         STEPS_QUERY,
         WARNINGS_QUERY,
@@ -37,13 +41,14 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics import Handle, Interpreter, InvalidInput, Scope, Skipped, StepFailure
     from interpreter.semantics.limits import oversize, too_large
 
-from . import trust
-from .boundaries import check_input_size, decode_inputs
+from . import resume, trust
+from .boundaries import activity_failure, check_input_size, decode_inputs
 from .children import chunk_failure
 from .chunks import ChunkFailure, ChunkRequest, ChunkResult
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale
 from .features import Level, child_level, run_level
 from .loading import load_pinned
+from .options import load_program_options
 from .outbox import MIRROR_BATCH_BYTES, Outbox
 from .session import Session
 from .signals import Signals, decode_payload
@@ -92,6 +97,9 @@ class FFLWorkflow:
         self.signals = Signals()  # signals may arrive before the program is loaded: kept
         self.session: Session | None = None  # set once by the entry point, with the tracker
         self.tracker: Tracker | None = None
+        self.scale: Scale | None = None  # what the run completed, for a later resume (the recovery query)
+        self.inputs: Any = None
+        self.move_checked = False  # the program ffl migrate names was loaded once (check_move)
 
     @workflow.run
     async def run(self, args: Sequence[RawValue]) -> Any:
@@ -104,8 +112,12 @@ class FFLWorkflow:
         info = workflow.info()
         name = info.workflow_type
         continued = trust.continuation(args)  # trust boundary: honoured only from the run it continues
-        run_id = continued.run_id if continued is not None else info.run_id
         inputs = decode_inputs(args)  # boundary: too deep, NaN or undecodable input fails the run at once
+        resumed = resume.marker() if continued is None else None
+        if resumed is not None:  # the closed run's results, read from Temporal by the run itself (resume.py)
+            continued, inputs = await resume.resume_run(resumed, name)
+        run_id = continued.run_id if continued is not None else info.run_id
+        self.inputs = inputs
         # A continued run loads the program its first run pinned, and keeps that run's configuration.
         pinned = continued.program_hash if continued is not None else trust.pinned_hash()
         program, loaded = await load_pinned(name, pinned)
@@ -113,7 +125,9 @@ class FFLWorkflow:
         sources = loaded.get("sources") or []
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         level = run_level(lambda metadata: describe(name, program_hash, sources, config, metadata))
-        scale = Scale(config.continue_after_events, continued, level >= Level.SNAPSHOT) if level >= Level.SCALE else None
+        scale = self.scale = Scale(config.continue_after_events, continued, level >= Level.SNAPSHOT) if level >= Level.SCALE else None
+        if continued is not None and continued.moved_from:  # ffl migrate moved the run here: its lineage
+            workflow.upsert_memo({MEMO_MIGRATED: {"from": continued.moved_from, "to": program_hash}})
         if continued is not None and continued.signals:
             self.signals.restore(continued.signals)  # kept payloads and the received log go on
         session = self.session = Session.open(name, program, program_hash, config, level,
@@ -137,14 +151,17 @@ class FFLWorkflow:
             interpreter = Interpreter(program, effects, tracker, session.rules, scale.snapshot if scale else None)
             params = interpreter.workflow_params(decl, inputs)
             check_input_size(decl, params, session.rules.value_limit)  # boundary: the value limit, at once
-            if continued is None:
+            if continued is None or resumed is not None:
                 tracker.runner(name, "running", params=params, program_hash=program_hash)
             if scale is None:
                 returns = await interpreter.run_workflow(decl, params)
             else:  # past its history limit the run continues as new, its memo carried
                 done, returns = await scale.run(interpreter.run_workflow(decl, params), admission)
+                if done and scale.moving_to:  # moving (ffl migrate): the new program's run decides the returns
+                    done = not await self.check_move(name)
                 if not done:
                     await drain(outbox)
+                    await self.check_move(name)
                     carried = scale.carry(tracker, run_id, program_hash, config.model_dump(mode="json"),
                                           self.signals.carry())
                     workflow.continue_as_new(args=[inputs, carried])
@@ -175,13 +192,16 @@ class FFLWorkflow:
         that stopped them."""
         request = trust.chunk_request(args, ChunkRequest)  # trust boundary: from a parent of its own run only
         continued = trust.continuation(args, root=False)
+        if continued is None and request.recover:  # a child of a resumed run: the closed child's iterations
+            continued = await resume.resume_chunk(request.recover, request.again, request.root_id, request.seq,
+                                                  request.root_run, request.program_hash, request.config)
         program, _ = await load_pinned(request.workflow, request.program_hash)
         config = RuntimeConfig.model_validate(request.config)
         session = self.session = Session.open(request.workflow, program, request.program_hash, config, child_level(request.level),
                                               (request.root_id, request.root_run), workflow.info().task_queue,
                                               depth_base=request.depth)
         last = request.first + len(request.items) - 1
-        scale = Scale(config.continue_after_events, continued, session.level >= Level.SNAPSHOT)
+        scale = self.scale = Scale(config.continue_after_events, continued, session.level >= Level.SNAPSHOT)
         places = {request.owner: tuple(request.owner_place)} if request.owner and request.owner_place else None
         tracker = self.tracker = Tracker(
             request.root_id, request.root_run, request.program_hash, mirror=config.mirror,
@@ -210,6 +230,7 @@ class FFLWorkflow:
         except Skipped as skipped:  # nothing outside the chunk can fail; kept for completeness of the contract
             result.failure = ChunkFailure(request.path, "foreach", str(skipped), "Skipped")
         result.counts = tracker.totals()
+        result.run = workflow.info().run_id
         await drain(outbox)
         return result
 
@@ -263,6 +284,55 @@ class FFLWorkflow:
         if not self.signals.waiting_on(name):
             raise ApplicationError(f"no step waits for signal '{name}' (an ffl.WaitForSignal(name = \"{name}\") "
                                    "must be waiting; send a signal instead to have it kept)", type="NotWaiting")
+
+    async def check_move(self, name: str) -> bool:
+        """Before a run moves to another program (ffl migrate), that its workers can load it: else it goes on
+        with its own, saying why. Whether it moves."""
+        scale = self.scale
+        if scale is None or not scale.moving_to or self.move_checked:
+            return scale is not None and bool(scale.moving_to)
+        self.move_checked = True
+        try:
+            await workflow.execute_activity(
+                LOAD_PROGRAM_ACTIVITY, {"workflow": name, "hash": scale.moving_to}, activity_id="load-program/move",
+                summary=f"FFL machinery: checks program {scale.moving_to} loads before the run moves to it",
+                **load_program_options(workflow.info().task_queue))
+        except ActivityError as err:
+            self.log(f"not moved to program {scale.moving_to}: {activity_failure(err)[0]}")
+            scale.moving_to = ""
+        return bool(scale.moving_to)
+
+    @workflow.update(name=MIGRATE_UPDATE)
+    def migrate(self, program_hash: str) -> dict[str, str]:
+        """``ffl migrate``: hold, let what is in flight finish, continue as new with ``program_hash``."""
+        assert self.scale is not None  # the validator says so
+        self.scale.moving_to = program_hash
+        self.log(f"moves to program {program_hash} at its next safe point (ffl migrate)")
+        return {"moving_to": program_hash}
+
+    @migrate.validator
+    def check_migrate(self, program_hash: str) -> None:
+        if self.session is None or workflow.info().workflow_type == CHUNK_WORKFLOW:
+            raise ApplicationError("only a loaded run (not a child) can be moved", type="NotMovable")
+        if self.scale is None:
+            raise ApplicationError("this run was started by a release before continue-as-new: it cannot be moved",
+                                   type="NotMovable")
+        if not isinstance(program_hash, str) or not program_hash:
+            raise ApplicationError("ffl.migrate takes a program hash", type="NotMovable")
+        if program_hash == self.session.program_hash:
+            raise ApplicationError(f"the run already runs program {program_hash}", type="NotMovable")
+        if self.scale.moving_to:
+            raise ApplicationError(f"the run already moves to program {self.scale.moving_to}", type="NotMovable")
+
+    @workflow.query(name=RECOVERY_QUERY)
+    def recovery(self) -> dict[str, Any]:
+        """What this run completed and how it ran, for a run resuming it (resume.py); closed runs answer too."""
+        if (self.session is None or self.tracker is None) and workflow.info().workflow_type == CHUNK_WORKFLOW:
+            return {"memo": {}, "children": {}, "resolved": {}, "program_hash": "", "in_flight": []}  # did nothing
+        if self.session is None or self.tracker is None:
+            raise ApplicationError("the run ended before its program was loaded: nothing to resume from "
+                                   "(start it again)", type="NotResumable")
+        return resume.recovery_answer(self.session, self.tracker, self.scale, self.inputs, self.signals.carry())
 
     @workflow.query(name=WARNINGS_QUERY)
     def warnings(self) -> list[dict[str, str]]:

@@ -26,6 +26,9 @@ The memo is the starter's too: the program hash it pins is checked
 (``pinned_hash``), and the keys the run describes itself in are read so that
 whatever a starter put there is overwritten, never decoded into a failure.
 
+A resumed run (resume.py) takes nothing of the kind from its starter: its memo names a closed run of its
+own workflow id, and the run reads that run's results from Temporal itself.
+
 Every refusal is a non-retryable ApplicationError raised from the workflow:
 the run fails, its workflow task never retries forever.
 """
@@ -71,6 +74,8 @@ def _check_shape(carried: Continuation) -> None:
         ("previous_run", isinstance(carried.previous_run, str)),
         ("snapshot", carried.snapshot is None or isinstance(carried.snapshot, dict)),
         ("earlier", carried.earlier is None or isinstance(carried.earlier, dict)),
+        ("recovered_children", isinstance(carried.recovered_children, dict)),
+        ("again", isinstance(carried.again, list) and all(isinstance(path, str) for path in carried.again)),
     ) if not ok]  # fmt: skip
     if wrong:
         raise refused(f"the continuation's {', '.join(wrong)} have the wrong type")

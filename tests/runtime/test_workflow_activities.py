@@ -17,6 +17,7 @@ from interpreter.program.config import RuntimeConfig, ScriptConfig
 from interpreter.program.constants import (
     LOAD_PROGRAM_ACTIVITY,
     MIRROR_ACTIVITY,
+    RECOVER_ACTIVITY,
     RUN_SCRIPT_ACTIVITY,
     TICK_ACTIVITY,
 )
@@ -94,7 +95,7 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     config = RuntimeConfig(mirror=True, queues={"a": "q"})
     activities = build_interpreter_activities(store, config)
     names = [a.__temporal_activity_definition.name for a in activities]
-    assert names == [LOAD_PROGRAM_ACTIVITY, RUN_SCRIPT_ACTIVITY, TICK_ACTIVITY]
+    assert names == [LOAD_PROGRAM_ACTIVITY, RUN_SCRIPT_ACTIVITY, TICK_ACTIVITY, RECOVER_ACTIVITY]
 
     class Sink:
         records: list = []
