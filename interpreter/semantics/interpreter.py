@@ -379,12 +379,13 @@ class Interpreter:
                     done[offset] = restored
         pending = [offset for offset in offsets if offset not in done] if done else offsets
 
-        def iteration(k: int):
+        async def iteration(k: int) -> list[Write]:  # its work made only once it starts (a stopped run starts none)
             offset = pending[k]
             index = indexes[offset]
             inner = scope.child(f"{scope.path}/foreach[{index}]", {**scope.params, var: items[offset]},
                                 self.handles(block.steps))
-            return self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner), (var, items[offset]))
+            return await self.tracked(inner.path, "AndThen", scope.owner, self.run_steps(block, inner),
+                                      (var, items[offset]))
 
         ran = await windowed(len(pending), iteration, self.rules.foreach_window,
                              settle_on_cancel=self.rules.cleanup_on_cancel)
