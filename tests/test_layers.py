@@ -19,7 +19,8 @@ import textwrap
 
 import pytest
 
-ENTRY = ["interpreter.cli", "interpreter.local", "interpreter.testing", "interpreter.lsp", "worker"]
+ENTRY = ["interpreter.cli", "interpreter.local", "interpreter.testing", "interpreter.lsp", "interpreter.operations",
+         "interpreter.compatibility", "worker"]
 
 RULES = {
     "interpreter.program": ["interpreter.compiler", "interpreter.semantics", "interpreter.workflows",
