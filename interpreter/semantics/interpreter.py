@@ -264,7 +264,8 @@ class Interpreter:
                     self.take_over(inner, scope, name)
                 if snapshot is not None and any(index in later.sees for later in blocks):
                     snapshot.seen_blocks.add(id(block))  # its steps' values outlive it: a sibling reads them
-                    self.restore_steps(block, inner)
+                    if inner.path in snapshot.units:  # restored whole, it never runs its steps: siblings need them
+                        self.restore_steps(block, inner)
             elif block.kind in ("when", "foreach") and block.sees:
                 for seen in block.sees:
                     inner.steps.update(scopes[seen].steps)
@@ -317,17 +318,15 @@ class Interpreter:
         for step in steps:
             if step.name not in scope.steps:  # a catch block's steps get their handles here
                 scope.steps.update(self.handles([step]))
-        restored = self.restore_steps(block, scope) if self.snapshot is not None else None
-        if not restored:
-            results = await dataflow(steps, lambda i: self.run_step(steps[i], scope, scope.steps[steps[i].name],
-                                                                    block, i),
-                                     settle_on_cancel=self.rules.cleanup_on_cancel)
-        else:  # only what did not complete in an earlier run runs; yields still come back in step order
-            open_steps = [i for i in range(len(steps)) if i not in restored]
-            ran = await dataflow([steps[i] for i in open_steps],
-                                 lambda k: self.run_step(steps[open_steps[k]], scope,
-                                                         scope.steps[steps[open_steps[k]].name], block, open_steps[k]),
-                                 settle_on_cancel=self.rules.cleanup_on_cancel)
+        restored = self.restore_steps(block, scope) if self.snapshot is not None else {}
+        # Only what did not complete in an earlier run runs; yields still come back in step order.
+        open_steps = [i for i in range(len(steps)) if i not in restored] if restored else range(len(steps))
+        ran = await dataflow([steps[i] for i in open_steps] if restored else steps,
+                             lambda k: self.run_step(steps[open_steps[k]], scope, scope.steps[steps[open_steps[k]].name],
+                                                     block, open_steps[k]),
+                             settle_on_cancel=self.rules.cleanup_on_cancel)
+        results = ran
+        if restored:
             results = [restored.get(i) for i in range(len(steps))]
             for k, i in enumerate(open_steps):
                 results[i] = ran[k]
@@ -448,7 +447,6 @@ class Interpreter:
                     handle.fail("completed in an earlier run; its value was not carried (nothing open read it)")
                 for name, value in ((outcome.reached or {}) if outcome is not None else {}).items():
                     scope.steps[name].resolve(value)
-                self.snapshot.restored += 1
             restored[index] = outcome.writes if outcome is not None else []
         return restored
 

@@ -62,7 +62,6 @@ class Snapshot:
         # Per run, so keyed by id() of objects of the one program this run holds:
         self._reads: dict[int, frozenset[str]] = {}
         self._positions: dict[int, dict[str, int]] = {}
-        self.restored = 0  # units and steps answered from the snapshot in this run
         for path, writes in (carried or {}).get("units", {}).items():
             self._add_unit(path, [decode_write(w) for w in writes])
         for path, state in (carried or {}).get("blocks", {}).items():
@@ -75,10 +74,7 @@ class Snapshot:
 
     def unit(self, path: str) -> list[Write] | None:
         """The yields of a completed block or iteration at ``path``, or None when it must run."""
-        writes = self.units.get(path)
-        if writes is not None:
-            self.restored += 1
-        return writes
+        return self.units.get(path)
 
     def block(self, path: str, block: Block) -> BlockState | None:
         """The completed steps of the block instance at ``path`` (None when none completed), now tied to
