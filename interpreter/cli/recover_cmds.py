@@ -27,7 +27,9 @@ import json
 import os
 import re
 import sys
+from collections.abc import Callable, Coroutine
 from pathlib import Path
+from typing import Any
 
 from .connect import (
     add_connection_args,
@@ -69,9 +71,30 @@ def chosen_program(values: list[str], workflow: str, store) -> tuple[object, str
     return program, store.publish(program)
 
 
-def migrate_cmd(args: argparse.Namespace) -> int:
-    from ..operations import RecoveryError, migrate, open_runs
+def _run(command: str, main: Callable[[], Coroutine[Any, Any, int]], address: str) -> int:
+    """Run a command's ``main``; its exit status, or 1 with the failure in one line (never a traceback)."""
+    from ..operations import RecoveryError
+
+    try:
+        return asyncio.run(main())
+    except RecoveryError as err:
+        _err(f"ffl {command}: {err}")
+    except KeyboardInterrupt:
+        return 130
+    except Exception as err:  # noqa: BLE001 - one line, never a traceback
+        _err(f"ffl {command}: {server_error_line(err, address)}")
+    return 1
+
+
+def _store(args: argparse.Namespace):
+    """The program registry ``--program`` publishes to and loads from (``--registry``/``--mongo`` or their env)."""
     from .worker_main import open_store
+
+    return open_store(args.registry or os.environ.get("FFL_REGISTRY"), args.mongo or os.environ.get("MONGODB_URI"))
+
+
+def migrate_cmd(args: argparse.Namespace) -> int:
+    from ..operations import migrate, open_runs
 
     if not args.workflow_ids and not args.all_of:
         _err("ffl migrate: name the runs (WORKFLOW_ID...) or --all-of WORKFLOW")
@@ -88,8 +111,7 @@ def migrate_cmd(args: argparse.Namespace) -> int:
                 _err(f"ffl migrate: no running run of {args.all_of}")
                 return 1
         workflow = args.all_of or (await client.get_workflow_handle(ids[0]).describe()).workflow_type
-        store = open_store(args.registry or os.environ.get("FFL_REGISTRY"), args.mongo or os.environ.get("MONGODB_URI"))
-        program, program_hash = chosen_program(args.program, workflow, store)
+        program, program_hash = chosen_program(args.program, workflow, _store(args))
         outcomes = await migrate(client, ids, program, program_hash, dry_run=args.dry_run)
         for outcome in outcomes:
             print(f"{outcome.workflow_id}: {'moves' if outcome.moved else 'not moved'} — {outcome.reason}", flush=True)
@@ -98,22 +120,13 @@ def migrate_cmd(args: argparse.Namespace) -> int:
         wanted = (lambda m: m.report is not None and not m.report.conflicts) if args.dry_run else (lambda m: m.moved)
         return 0 if all(wanted(m) for m in outcomes) else 1
 
-    try:
-        return asyncio.run(main())
-    except RecoveryError as err:
-        _err(f"ffl migrate: {err}")
-    except KeyboardInterrupt:
-        return 130
-    except Exception as err:  # noqa: BLE001 - one line, never a traceback
-        _err(f"ffl migrate: {server_error_line(err, options.address)}")
-    return 1
+    return _run("migrate", main, options.address)
 
 
 def resume_cmd(args: argparse.Namespace) -> int:
     from temporalio.client import WorkflowFailureError
 
-    from ..operations import RecoveryError, check, resumable, resume
-    from .worker_main import open_store
+    from ..operations import check, resumable, resume
 
     try:
         workflow_id = either(args, "workflow_id", "--workflow-id")
@@ -131,9 +144,7 @@ def resume_cmd(args: argparse.Namespace) -> int:
             description, _ = await resumable(client, workflow_id, args.run_id)
             program = None
             if args.program:
-                store = open_store(args.registry or os.environ.get("FFL_REGISTRY"),
-                                   args.mongo or os.environ.get("MONGODB_URI"))
-                program, program_hash = chosen_program(args.program, description.workflow_type, store)
+                program, program_hash = chosen_program(args.program, description.workflow_type, _store(args))
             report = await check(client, workflow_id, program, run_id=args.run_id, again=args.again,
                                  program_hash=program_hash)
             print(report.text(), flush=True)
@@ -155,15 +166,7 @@ def resume_cmd(args: argparse.Namespace) -> int:
         print(json.dumps(returns), flush=True)
         return 0
 
-    try:
-        return asyncio.run(main())
-    except RecoveryError as err:
-        _err(f"ffl resume: {err}")
-    except KeyboardInterrupt:
-        return 130
-    except Exception as err:  # noqa: BLE001 - one line, never a traceback
-        _err(f"ffl resume: {server_error_line(err, options.address)}")
-    return 1
+    return _run("resume", main, options.address)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
