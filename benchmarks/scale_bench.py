@@ -21,6 +21,7 @@ import argparse
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -153,7 +154,8 @@ async def parse_pinned(history: WorkflowHistory, converter) -> None:
 
 
 async def run_workload(client: Client, figures: Figures, workflow: str, inputs: dict, expected: Any,
-                       queue: str, timeout: float, interpreter_pid: int, store: DirectoryValueStore) -> None:
+                       queue: str, timeout: float, interpreter_pid: int, store: DirectoryValueStore,
+                       keep: Path | None = None) -> None:
     workflow_id = f"scale-{figures.name}-{uuid.uuid4().hex[:8]}"
     began = time.monotonic()
     handle = await client.start_workflow(workflow, inputs, id=workflow_id, task_queue=queue)
@@ -169,6 +171,11 @@ async def run_workload(client: Client, figures: Figures, workflow: str, inputs: 
     figures.peak_mb = peak_memory_mb(interpreter_pid)
     histories, figures.children, figures.continued = await all_histories(client, workflow_id)
     figures.runs = len(histories)
+    if keep is not None:  # for profiling a replay later (python -m cProfile ...)
+        keep.mkdir(parents=True, exist_ok=True)
+        for number, history in enumerate(histories):
+            (keep / f"{figures.name}-{number:04d}.json").write_text(history.to_json())
+        shutil.copytree(store.root, keep / "values", dirs_exist_ok=True)  # the references the histories hold
     largest = max(histories, key=lambda h: len(h.events))
     figures.largest_events = len(largest.events)
     figures.largest_bytes = max(sum(e.ByteSize() for e in h.events) for h in histories)
@@ -222,6 +229,7 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--config", default="{}", help="runtime configuration JSON for the interpreter worker")
     parser.add_argument("--timeout", type=float, default=7200.0)
     parser.add_argument("--handler-slots", type=int, default=1000)
+    parser.add_argument("--keep-histories", type=Path, help="write every history of each run into this directory")
     args = parser.parse_args(argv)
     wanted = [name.strip() for name in args.only.split(",") if name.strip()]
     rows: list[Figures] = []
@@ -268,7 +276,7 @@ async def main(argv: list[str] | None = None) -> int:
                     await asyncio.sleep(3.0)  # both workers poll before the run starts
                     print(f"{name}: running {figures.count:,} {figures.units} ...", file=sys.stderr, flush=True)
                     await run_workload(client, figures, workflow, inputs, expected, run_queue, args.timeout,
-                                       interpreter.pid, store)
+                                       interpreter.pid, store, args.keep_histories)
                     rows.append(figures)
                     for process in (interpreter, handlers):
                         process.terminate()

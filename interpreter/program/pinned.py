@@ -16,6 +16,7 @@ after a cache eviction, reuse them. Programs are never mutated once built.
 from __future__ import annotations
 
 import base64
+import gc
 import hashlib
 import json
 import threading
@@ -88,6 +89,12 @@ class _Parsing:
                 while len(_cache) > CACHE_SIZE:
                     _cache.popitem(last=False)
             _parsing.pop(key, None)
+        if self.program is not None:
+            # A cached program lives as long as the process and holds no cycles: out of the collector's
+            # generations, no collection walks its nodes again (a 50,000-step program has millions, and a
+            # collection in a workflow task over them can pass the SDK's 2 s deadlock detection). An evicted
+            # one is still freed by reference counting.
+            gc.freeze()
 
 
 _parsing: dict[str, _Parsing] = {}

@@ -46,6 +46,9 @@ from .snapshot import Snapshot, StepOutcome
 BLOCK_TYPES = {"steps": "AndThen", "foreach": "AndMap", "when": "AndMatch", "script": "AndThen"}
 """Mirror object types of blocks (docs/mirror.md); a foreach iteration is an AndThen inside its AndMap."""
 
+CATCH_FIELDS = ("error", "error_type")
+"""What a step that can catch reads as null until it fails."""
+
 CANCELLED_TYPE = "Cancelled"
 """The ``error_type`` a catch block sees when it runs as the cleanup of a cancelled step."""
 
@@ -136,6 +139,7 @@ class Interpreter:
         self.rules = rules
         self.arguments = Arguments(program)
         self.snapshot = snapshot  # completed units to restore and to record (runs that continue as new)
+        self._declared: dict[tuple[bool, str], tuple[str, ...]] = {}  # (schema?, name) → its declared returns
 
     # ------------------------------------------------------------------ declarations
 
@@ -435,12 +439,11 @@ class Interpreter:
         if state is None:
             return {}
         restored: dict[int, list[Write]] = {}
-        for index, step in enumerate(block.steps):
+        steps = block.steps
+        for index in state.completed_indices(len(steps)):
             outcome = state.outcomes.get(index)
-            if outcome is None and not state.completed(index):
-                continue
-            handle = scope.steps[step.name]
-            if not handle.done.done():
+            handle = scope.steps[steps[index].name]
+            if not handle.settled:
                 if outcome is not None and outcome.returns is not None:
                     handle.resolve(outcome.returns)
                 else:  # nothing open read it when the run was carried: never read again
@@ -476,19 +479,23 @@ class Interpreter:
         """``step`` completed (or was caught) and an inner step read from outside never ran: its readers skip."""
         for name in step.reaches:
             inner = scope.find(name)
-            if not inner.done.done():
+            if not inner.settled:
                 inner.fail(f"did not run: '{step.name}' completed without it (its catch handled a failure)")
 
     def handle(self, step: Step, returns: dict[str, Any] | None = None) -> Handle:
         """A step's handle; a step that can catch reads ``error``/``error_type`` as null until it fails."""
         call = step.call
-        if call.kind == "schema":
-            record = self.program.schemas.get(call.facet or "")
-            declared = tuple(f.name for f in record.fields) if record is not None else ()
-        else:
-            target = self.program.facets.get(call.facet or "")
-            declared = tuple(target.return_names) if target is not None else ()
-        handle = Handle(step.name, declared, ("error", "error_type") if step.catches else ())
+        key = (call.kind == "schema", call.facet or "")
+        declared = self._declared.get(key)
+        if declared is None:  # once per facet or schema: a long block makes tens of thousands of handles
+            if key[0]:
+                record = self.program.schemas.get(key[1])
+                declared = tuple(f.name for f in record.fields) if record is not None else ()
+            else:
+                target = self.program.facets.get(key[1])
+                declared = tuple(target.return_names or ()) if target is not None else ()
+            self._declared[key] = declared
+        handle = Handle(step.name, declared, CATCH_FIELDS if step.catches else ())
         if returns is not None:
             handle.resolve(returns)
         return handle

@@ -51,15 +51,19 @@ def merge_into(returns: dict[str, Any], fields: dict[str, Any], owned: set[str] 
 
 
 class Handle:
-    """A step's slot in its scope: awaited by exactly the steps that reference it."""
+    """A step's slot in its scope: awaited by exactly the steps that reference it.
 
-    __slots__ = ("name", "declared", "nullable", "done", "returns", "failed", "why")
+    Its future is made only when a step waits before it settles: a continued run restores tens of
+    thousands of completed steps' handles, which nobody waits for."""
+
+    __slots__ = ("name", "declared", "nullable", "_waiters", "settled", "returns", "failed", "why")
 
     def __init__(self, name: str, declared: tuple[str, ...], nullable: tuple[str, ...] = ()):
         self.name = name
         self.declared = declared
         self.nullable = nullable  # fields that read as null when unset (error/error_type of a catchable step)
-        self.done: asyncio.Future = asyncio.get_running_loop().create_future()
+        self._waiters: asyncio.Future | None = None
+        self.settled = False  # resolved or failed
         self.returns: dict[str, Any] | None = None
         self.failed = False
         self.why = "failed"
@@ -73,17 +77,24 @@ class Handle:
 
     def resolve(self, returns: dict[str, Any]) -> None:
         self.returns = returns
-        if not self.done.done():
-            self.done.set_result(None)
+        self._settle()
 
     def fail(self, why: str = "failed") -> None:
         self.failed = True
         self.why = why
-        if not self.done.done():
-            self.done.set_result(None)
+        self._settle()
+
+    def _settle(self) -> None:
+        if not self.settled:
+            self.settled = True
+            if self._waiters is not None:
+                self._waiters.set_result(None)
 
     async def wait(self) -> dict[str, Any]:
-        await self.done
+        if not self.settled:  # a settled handle answers without yielding, as a done future would
+            if self._waiters is None:
+                self._waiters = asyncio.get_running_loop().create_future()
+            await self._waiters
         if self.failed or self.returns is None:
             raise Skipped(f"step '{self.name}' {self.why}")
         return self.returns

@@ -19,6 +19,7 @@ iterated.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,6 +49,19 @@ class BlockState:
 
     def completed(self, index: int) -> bool:
         return index in self.outcomes or any(first <= index <= last for first, last in self.done)
+
+    def completed_indices(self, count: int) -> list[int]:
+        """The completed positions among a block's ``count`` steps, in order: one pass over the ranges, since
+        a continued run restores a long block's tens of thousands of steps on every replay."""
+        mask = bytearray(count)
+        for first, last in self.done:
+            stop = min(last + 1, count)
+            if first < stop:
+                mask[first:stop] = b"\x01" * (stop - first)
+        for index in self.outcomes:
+            if 0 <= index < count:
+                mask[index] = 1
+        return list(itertools.compress(range(count), mask))
 
 
 class Snapshot:

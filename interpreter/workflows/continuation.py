@@ -40,6 +40,7 @@ import asyncio
 import dataclasses
 from collections.abc import Coroutine, Iterator
 from contextlib import contextmanager
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -52,6 +53,7 @@ with workflow.unsafe.imports_passed_through():
 
 from .admission import Admission
 from .chunks import ChunkResult
+from .features import Level
 from .layer import Layer
 from .memo import (
     Continuation,
@@ -70,16 +72,38 @@ MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
 """Most JSON bytes of one Mirror activity input under SCALE: below the codec's 128 KB, so mirror batches
 stay in history instead of filling the value store with blobs nobody reads twice."""
 
-LOCAL_ACTIVITY_WEIGHT = 6
-"""History events a local activity counts as towards ``continue_after_events`` (runs since SNAPSHOT): its
-marker is one event, but replaying it costs a workflow activation, as a remote activity's ~6 events do; so
-a chain of local activities continues after ~1,300 steps, a history that replays in about a second."""
+@dataclass(frozen=True)
+class LocalPace:
+    """How a history of local activities is cut (runs since SNAPSHOT), so that each replays and runs its
+    tasks in bounded time.
 
-LOCAL_TASK_BATCH = 800
-"""Local activities one workflow task runs (runs since SNAPSHOT); the next waits for an ``ffl.Tick``
-activity, whose completion brings a new task, so no task of a long local chain lasts more than a second or
-two (a task lasting past 80 % of its timeout is only kept alive by the SDK's heartbeats, and a slow machine
-fails it). A tick, not a timer: the dev server fires a short timer up to a second late."""
+    ``weight``: history events a local activity counts as towards ``continue_after_events``. Its marker is
+    one event, but replaying it costs the SDK an activation of its own (about 1.5 ms here), as a remote
+    activity's ~6 events do. ``batch``: local activities one workflow task runs; the next waits for an
+    ``ffl.Tick`` activity, whose completion brings a new task. A task lasting past 80 % of its timeout is
+    only kept alive by the SDK's heartbeats, and a slow machine fails it; a tick, not a timer, since the dev
+    server fires a short timer up to a second late."""
+
+    weight: int
+    batch: int
+
+
+SNAPSHOT_PACE = LocalPace(weight=6, batch=800)
+"""Runs at Level.SNAPSHOT (0.2.0.dev4): ~1,300 local activities a history, replayed in 2–3 s, and
+tasks of up to 800, 3–4 s on a loaded machine."""
+
+SHORT_TASKS_PACE = LocalPace(weight=14, batch=300)
+"""Runs since Level.SHORT_TASKS: ~570 local activities a history, replayed in about a second, in tasks
+of at most 300 (under two seconds each on a loaded machine)."""
+
+
+def local_pace(level: Level) -> LocalPace | None:
+    """The run's pace of local activities, by the release that started it (None before SNAPSHOT: a local
+    activity is one event and a task runs any number of them)."""
+    if level >= Level.SHORT_TASKS:
+        return SHORT_TASKS_PACE
+    return SNAPSHOT_PACE if level >= Level.SNAPSHOT else None
+
 
 RESTORE_BATCH = 500
 """Memo hits one workflow activation resolves before it yields (a local ``ffl.Tick``): re-running tens of
@@ -99,8 +123,12 @@ class Scale:
     flight. ``snapshot`` (runs since SNAPSHOT): completed units are restored from the snapshot, and the memo
     answers only for work in flight when the run was carried (a handler done, its tail not)."""
 
-    def __init__(self, events_limit: int, continued: Continuation | None = None, snapshot: bool = False):
+    def __init__(self, events_limit: int, continued: Continuation | None = None, pace: LocalPace | None = None):
+        """``pace`` (runs since SNAPSHOT, local_pace): completed units restore from a snapshot, and local
+        activities are weighed and batched."""
         self.events_limit = events_limit
+        self.pace = pace
+        snapshot = pace is not None
         self.continued = continued
         self.memo = Memo(continued.memo if continued is not None else None)
         self.snapshot: Snapshot | None = None
@@ -137,17 +165,18 @@ class Scale:
             return False
         length = workflow.info().get_current_history_length()
         local = self._local_done if self._local_task == length else 0
-        if self.snapshot is not None:  # a local activity replays like a remote one: weighed as such
+        if self.pace is not None:  # a local activity replays like a remote one: weighed as such
             recorded = self._local_total - local  # markers already in ``length``, one event each
-            return length + recorded * (LOCAL_ACTIVITY_WEIGHT - 1) + local * LOCAL_ACTIVITY_WEIGHT >= self.events_limit
+            weight = self.pace.weight
+            return length + recorded * (weight - 1) + local * weight >= self.events_limit
         return length + local >= self.events_limit
 
     async def local_turn(self, tick: workflow.ActivityConfig) -> None:
-        """Before a local activity (runs since SNAPSHOT): past LOCAL_TASK_BATCH of them in this workflow task,
+        """Before a local activity (runs since SNAPSHOT): past the pace's batch of them in this workflow task,
         end the task first, waiting for an ``ffl.Tick`` (one for every step waiting at this point)."""
-        if self.snapshot is None:
+        if self.pace is None:
             return
-        if self._local_task == workflow.info().get_current_history_length() and self._local_done >= LOCAL_TASK_BATCH:
+        if self._local_task == workflow.info().get_current_history_length() and self._local_done >= self.pace.batch:
             if self._turn is None or self._turn.done():
                 self._turns += 1
                 self._turn = asyncio.ensure_future(workflow.execute_activity(

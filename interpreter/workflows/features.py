@@ -5,7 +5,7 @@ release has every patch up to it, so one ``Level`` says everything. The rest of 
 objects per level (which effects layers a run has, which options its activities get) instead of testing
 patch ids where it goes. Patch markers are recorded where they are read, so the order and place of the
 reads here are part of every recorded history: RUN_METADATA right after LoadProgram, before the run's memo
-is written (``describe``), then CONTROL, SCALE, CHILD_RUN_IDS, LIFECYCLE and SNAPSHOT.
+is written (``describe``), then CONTROL, SCALE, CHILD_RUN_IDS, LIFECYCLE, SNAPSHOT and SHORT_TASKS.
 """
 
 from __future__ import annotations
@@ -43,6 +43,11 @@ SNAPSHOT_PATCH = "ffl-snapshot"
 restored steps; the memo keeps only what the snapshot does not answer. A local activity weighs as six events
 towards the history limit, and a workflow task ends (an ``ffl.Tick``) after 800 of them."""
 
+SHORT_TASKS_PATCH = "ffl-short-tasks"
+"""After 0.2.0.dev4: a local activity weighs as fourteen events and a workflow task ends after 300 of them
+(continuation.LocalPace), so each history of a long local chain replays in about a second and no task
+lasts past two."""
+
 
 class Level(IntEnum):
     """What a run supports, by the release that started it."""
@@ -54,6 +59,7 @@ class Level(IntEnum):
     CHILD_RUN_IDS = 4  # 0.2.0.dev3, with LIFECYCLE
     LIFECYCLE = 5
     SNAPSHOT = 6  # 0.2.0.dev4
+    SHORT_TASKS = 7  # 0.2.0.dev5
 
 
 def run_level(describe: Callable[[bool], None]) -> Level:
@@ -71,7 +77,9 @@ def run_level(describe: Callable[[bool], None]) -> Level:
         return Level.SCALE
     if not workflow.patched(LIFECYCLE_PATCH):
         return Level.CHILD_RUN_IDS
-    return Level.SNAPSHOT if workflow.patched(SNAPSHOT_PATCH) else Level.LIFECYCLE
+    if not workflow.patched(SNAPSHOT_PATCH):
+        return Level.LIFECYCLE
+    return Level.SHORT_TASKS if workflow.patched(SHORT_TASKS_PATCH) else Level.SNAPSHOT
 
 
 def child_level(parent: int) -> Level:

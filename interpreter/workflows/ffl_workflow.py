@@ -45,7 +45,7 @@ from . import resume, trust
 from .boundaries import activity_failure, check_input_size, decode_inputs
 from .children import chunk_failure
 from .chunks import ChunkFailure, ChunkRequest, ChunkResult
-from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale
+from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, local_pace
 from .features import Level, child_level, run_level
 from .loading import load_pinned
 from .options import load_program_options
@@ -125,7 +125,7 @@ class FFLWorkflow:
         sources = loaded.get("sources") or []
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         level = run_level(lambda metadata: describe(name, program_hash, sources, config, metadata))
-        scale = self.scale = Scale(config.continue_after_events, continued, level >= Level.SNAPSHOT) if level >= Level.SCALE else None
+        scale = self.scale = Scale(config.continue_after_events, continued, local_pace(level)) if level >= Level.SCALE else None
         if continued is not None and continued.moved_from:  # ffl migrate moved the run here: its lineage
             workflow.upsert_memo({MEMO_MIGRATED: {"from": continued.moved_from, "to": program_hash}})
         if continued is not None and continued.signals:
@@ -201,7 +201,7 @@ class FFLWorkflow:
                                               (request.root_id, request.root_run), workflow.info().task_queue,
                                               depth_base=request.depth)
         last = request.first + len(request.items) - 1
-        scale = self.scale = Scale(config.continue_after_events, continued, session.level >= Level.SNAPSHOT)
+        scale = self.scale = Scale(config.continue_after_events, continued, local_pace(session.level))
         places = {request.owner: tuple(request.owner_place)} if request.owner and request.owner_place else None
         tracker = self.tracker = Tracker(
             request.root_id, request.root_run, request.program_hash, mirror=config.mirror,

@@ -129,3 +129,21 @@ async def test_a_handler_steps_arguments_and_headers_are_not_part_of_replay():
     result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
         _aiter([history]), raise_on_replay_failure=False)
     assert {wid: str(err) for wid, err in result.replay_failures.items()} == {}
+
+
+async def test_the_short_tasks_patch_guards_runs_started_before_it(monkeypatch):
+    """A chain of local activities of 0.2.0.dev4 replays only because it keeps weighing a local activity as six
+    events: with the short-tasks patch forced on (fourteen), the run holds earlier than the recorded one did."""
+    from temporalio import workflow
+    from temporalio.worker import UnsandboxedWorkflowRunner
+
+    from interpreter.workflows.features import SHORT_TASKS_PATCH
+
+    patched = workflow.patched
+    monkeypatch.setattr(workflow, "patched", lambda patch_id: True if patch_id == SHORT_TASKS_PATCH else patched(patch_id))
+    path = HISTORIES / "0.2.0.dev4" / "scaled-local-run1.json"
+    history = WorkflowHistory.from_json(_workflow_id(path), path.read_text(encoding="utf-8"))
+    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
+        _aiter([history]), raise_on_replay_failure=False)
+    failures = [str(err) for err in result.replay_failures.values()]
+    assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"

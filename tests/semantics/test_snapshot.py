@@ -139,3 +139,12 @@ def test_a_completed_unit_drops_what_was_recorded_inside_it():
     snapshot.unit_done("b0/a/b0", [("t.W", {"x": 1})])
     assert set(snapshot.units) == {"b0/a/b0"}
     assert Snapshot(json.loads(json.dumps(snapshot.carried()))).unit("b0/a/b0") == [("t.W", {"x": 1})]
+
+
+def test_completed_indices_join_kept_outcomes_and_done_ranges_in_order_within_the_block():
+    from interpreter.semantics.snapshot import BlockState, StepOutcome
+
+    state = BlockState(outcomes={7: StepOutcome({"i": 7}), 2: StepOutcome(None)}, done=[[0, 1], [4, 5], [9, 12]])
+    assert state.completed_indices(11) == [0, 1, 2, 4, 5, 7, 9, 10]  # a range past the block's end is cut
+    assert [i for i in range(11) if state.completed(i)] == state.completed_indices(11)
+    assert BlockState().completed_indices(3) == []
