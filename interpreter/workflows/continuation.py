@@ -50,7 +50,6 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.semantics import BuiltinCall, Effects, FacetCall, ScriptCall, StepFailure
     from interpreter.semantics.snapshot import Snapshot
 
-from .admission import Admission
 from .chunks import ChunkResult
 from .layer import Layer
 from .memo import (
@@ -63,6 +62,7 @@ from .memo import (
     reads_again,
     result_entry,
 )
+from .pacing import Admission
 from .tracker import Tracker
 from .trust import refused
 
