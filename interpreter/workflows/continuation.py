@@ -64,7 +64,7 @@ from .memo import (
 )
 from .pacing import Admission
 from .tracker import Tracker
-from .trust import refused
+from .trust_checks import refused
 
 MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
 """Most JSON bytes of one Mirror activity input under SCALE: below the codec's 128 KB, so mirror batches

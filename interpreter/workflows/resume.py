@@ -39,7 +39,8 @@ from .continuation import Scale
 from .memo import Continuation, is_chunk, kept_on_resume
 from .session import Session
 from .tracker import Tracker
-from .trust import child_id, refused
+from .trust import child_id
+from .trust_checks import refused
 
 
 @dataclass(frozen=True)
