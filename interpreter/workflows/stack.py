@@ -13,10 +13,11 @@ from typing import TYPE_CHECKING
 from .admission import workflow_admission
 from .builtins import Builtins
 from .children import Children
-from .continuation import Remembered, Scale
+from .continuation import Scale
 from .dispatch import Activities
 from .features import Level
 from .pacing import Admission
+from .remembered import Remembered
 from .session import Session
 from .signals import Signals
 from .tracker import Tracker
