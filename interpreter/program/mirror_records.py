@@ -1,6 +1,6 @@
 """The mirror's records: what a run and its handlers report, one typed record per kind, as the writer reads it.
 
-The workflow's tracker (interpreter/workflows/tracker.py) emits runner,
+The workflow's tracker (interpreter/workflows/records.py) emits runner,
 step, task and log records; the outbox sends them in batches (one Mirror
 activity input, recorded in history); the handler side's listener emits
 task and task_log records, a worker its server record; the mirror's writer

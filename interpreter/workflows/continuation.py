@@ -12,8 +12,8 @@ two records of what its predecessors did:
   step and child workflow, keyed by step path (a child by its chunk), for
   the work in flight when the run was carried (a handler done, its step's
   tail not) — and, for runs before SNAPSHOT, for everything.
-  ``Remembered`` is the effects layer that answers from it: a hit resolves
-  at once and schedules nothing.
+  ``Remembered`` (remembered.py) is the effects layer that answers from
+  it: a hit resolves at once and schedules nothing.
 
 So the run's identity (workflow id) and its mirror records go on as if it
 had never stopped; the steps query answers the steps this history ran and
@@ -48,29 +48,25 @@ from temporalio import workflow
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import TICK_ACTIVITY
-    from interpreter.semantics import BuiltinCall, Effects, FacetCall, ScriptCall, StepFailure
     from interpreter.semantics.snapshot import Snapshot
 
-from .admission import Admission
 from .chunks import ChunkResult
 from .features import Level
-from .layer import Layer
 from .memo import (
     Continuation,
     Memo,
-    call_digest,
-    failure_entry,
     is_chunk,
     kept_on_resume,
     reads_again,
-    result_entry,
 )
+from .pacing import Admission
 from .tracker import Tracker
-from .trust import refused
+from .trust_checks import refused
 
 MIRROR_BATCH_BYTES_BY_REFERENCE = 96 * 1024
 """Most JSON bytes of one Mirror activity input under SCALE: below the codec's 128 KB, so mirror batches
 stay in history instead of filling the value store with blobs nobody reads twice."""
+
 
 @dataclass(frozen=True)
 class LocalPace:
@@ -108,14 +104,6 @@ def local_pace(level: Level) -> LocalPace | None:
 RESTORE_BATCH = 500
 """Memo hits one workflow activation resolves before it yields (a local ``ffl.Tick``): re-running tens of
 thousands of completed steps in one activation would pass the SDK's 2 s deadlock detection."""
-
-
-def recalled(entry: dict[str, Any], path: str, facet: str) -> Any:
-    """A memo entry's result, or its failure raised again as it was first raised."""
-    if "e" in entry:
-        message, error_type = entry["e"]
-        raise StepFailure(path, facet, message, error_type)
-    return entry.get("r")
 
 
 class Scale:
@@ -277,51 +265,3 @@ class Scale:
         if not fits:
             self.again.add(path)
         return fits
-
-
-class Remembered(Layer):
-    """The memo as an effects layer: answers what an earlier run of this logical run completed, remembers the
-    rest; a built-in step waits while the run holds, and is counted in flight so the run never continues
-    as new during one."""
-
-    def __init__(self, scale: Scale, next_layer: Effects):
-        super().__init__(next_layer)
-        self.scale = scale
-
-    async def call_facet(self, request: FacetCall) -> Any:
-        digest = call_digest(request.decl.qname, request.args)
-        hit = self.scale.memo.get(request.path)
-        if hit is not None and self.scale.honours(request.path, hit, digest, request.step.refs):
-            await self.scale.restored()
-            return recalled(hit, request.path, request.decl.qname)
-        return await self._kept(request.path, self.next.call_facet(request), digest)
-
-    async def script(self, request: ScriptCall) -> Any:
-        hit = self.scale.memo.get(request.path)
-        if hit is not None:
-            return recalled(hit, request.path, request.owner or "script")
-        return await self._kept(request.path, self.next.script(request))
-
-    async def builtin(self, request: BuiltinCall) -> dict[str, Any]:
-        digest = call_digest(request.facet, request.args)
-        hit = self.scale.memo.get(request.path)
-        if hit is not None and self.scale.honours(request.path, hit, digest, []):
-            await self.scale.restored()
-            return recalled(hit, request.path, request.facet) or {}
-        await self.scale.gate()
-        with self.scale.builtin_in_flight():
-            return await self._kept(request.path, self.next.builtin(request), digest)
-
-    async def _kept(self, path: str, work: Coroutine[Any, Any, Any], digest: str = "") -> Any:
-        """``work``'s result, or its failure, remembered under ``path`` (with what it was called with) for the
-        runs that continue this one."""
-        self.scale.running.add(path)
-        try:
-            result = await work
-        except StepFailure as failure:
-            self.scale.memo.put(path, failure_entry(failure.cause, failure.error_type, digest))
-            raise
-        finally:
-            self.scale.running.discard(path)
-        self.scale.memo.put(path, result_entry(result, digest))
-        return result

@@ -30,11 +30,11 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.scripts import ScriptRequest
     from interpreter.semantics import BuiltinCall, FacetCall, Iterations, ScriptCall, StepFailure, Write
 
-from .admission import Admission
 from .boundaries import activity_failure, timeout_message
 from .builtins import Builtins
 from .children import Children
 from .continuation import Scale
+from .pacing import Admission
 from .session import Session
 from .tracker import Tracker
 

@@ -19,7 +19,7 @@ from typing import Any
 
 from temporalio import workflow
 from temporalio.common import RawValue, SearchAttributeKey
-from temporalio.exceptions import ActivityError, ApplicationError, TemporalError
+from temporalio.exceptions import ActivityError, ApplicationError
 
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.config import RuntimeConfig
@@ -38,7 +38,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.locate import find_block
     from interpreter.program.queries import StepsPage, steps_query
     from interpreter.program.runinfo import namespace_of, run_memo, run_search_attributes
-    from interpreter.semantics import Handle, Interpreter, InvalidInput, Scope, Skipped, StepFailure
+    from interpreter.semantics import Handle, Interpreter, Scope, Skipped, StepFailure
     from interpreter.semantics.limits import oversize, too_large
 
 from . import resume, trust
@@ -50,29 +50,11 @@ from .features import Level, child_level, run_level
 from .loading import load_pinned
 from .options import load_program_options
 from .outbox import MIRROR_BATCH_BYTES, Outbox
+from .outcomes import check_migrate_request, failure_of
 from .session import Session
 from .signals import Signals, decode_payload
 from .stack import build_effects
 from .tracker import Tracker
-
-
-def failure_of(name: str, err: Exception) -> Exception:
-    """The error that fails the run: its message names the failing step, facet and cause.
-
-    Temporal's own errors (non-determinism, sandbox) are re-raised as they
-    are so the workflow task fails and can be retried with fixed code; any
-    other unexpected error fails the run instead of retrying it forever.
-    """
-    if isinstance(err, StepFailure):
-        return ApplicationError(str(err), type=err.error_type, non_retryable=True)
-    if isinstance(err, Skipped):
-        return ApplicationError(f"workflow '{name}' stopped: {err}", type="Skipped", non_retryable=True)
-    if isinstance(err, InvalidInput):
-        return ApplicationError(str(err), type="InvalidParameters", non_retryable=True)
-    if isinstance(err, TemporalError):
-        return err
-    return ApplicationError(f"interpreter error in workflow '{name}': {type(err).__name__}: {err}",
-                            type="InterpreterError", non_retryable=True)
 
 
 def describe(name: str, program_hash: str, sources: list[str], config: RuntimeConfig, metadata: bool) -> None:
@@ -312,17 +294,9 @@ class FFLWorkflow:
 
     @migrate.validator
     def check_migrate(self, program_hash: str) -> None:
-        if self.session is None or workflow.info().workflow_type == CHUNK_WORKFLOW:
-            raise ApplicationError("only a loaded run (not a child) can be moved", type="NotMovable")
-        if self.scale is None:
-            raise ApplicationError("this run was started by a release before continue-as-new: it cannot be moved",
-                                   type="NotMovable")
-        if not isinstance(program_hash, str) or not program_hash:
-            raise ApplicationError("ffl.migrate takes a program hash", type="NotMovable")
-        if program_hash == self.session.program_hash:
-            raise ApplicationError(f"the run already runs program {program_hash}", type="NotMovable")
-        if self.scale.moving_to:
-            raise ApplicationError(f"the run already moves to program {self.scale.moving_to}", type="NotMovable")
+        loaded = self.session is not None and workflow.info().workflow_type != CHUNK_WORKFLOW
+        check_migrate_request(program_hash, self.session.program_hash if self.session and loaded else None,
+                              self.scale)
 
     @workflow.query(name=RECOVERY_QUERY)
     def recovery(self) -> dict[str, Any]:

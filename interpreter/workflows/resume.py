@@ -23,7 +23,6 @@ iterations.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
@@ -36,19 +35,12 @@ with workflow.unsafe.imports_passed_through():
 
 from .boundaries import activity_failure
 from .continuation import Scale
-from .memo import Continuation, is_chunk, kept_on_resume
+from .memo import Continuation, is_chunk
+from .resumed import ResumeMarker, check_recovered_child, resume_marker, resumed_chunk, resumed_run
 from .session import Session
 from .tracker import Tracker
-from .trust import child_id, refused
-
-
-@dataclass(frozen=True)
-class ResumeMarker:
-    """What a starter of a resumed run chose: which closed run of this workflow id, which paths to run again."""
-
-    run: str
-    again: tuple[str, ...] = ()
-    program: str = ""  # the program hash to go on with (``--program``), else the closed run's
+from .trust import child_id
+from .trust_checks import refused
 
 
 def marker() -> ResumeMarker | None:
@@ -58,18 +50,7 @@ def marker() -> ResumeMarker | None:
     except Exception as err:  # an undecodable memo value: the starter's mistake, said at once
         raise refused(f"memo '{MEMO_RESUME}' cannot be decoded: {type(err).__name__}: {err}"[:2000],
                       "InvalidResume") from None
-    if value is None:
-        return None
-    run = value.get("run") if isinstance(value, dict) else None
-    again = value.get("from", []) if isinstance(value, dict) else None
-    program = value.get("program", "") if isinstance(value, dict) else None
-    if not isinstance(run, str) or not run or not isinstance(again, list) or not isinstance(program, str) \
-            or not all(isinstance(path, str) and path for path in again):
-        raise refused(f"memo '{MEMO_RESUME}' must be {{\"run\": RUN_ID, \"from\": [PATH, ...], \"program\": "
-                      f"HASH}}, got {str(value)[:200]}", "InvalidResume")
-    if run == workflow.info().run_id:
-        raise refused("a run cannot resume itself", "InvalidResume")
-    return ResumeMarker(run, tuple(again), program)
+    return resume_marker(value, workflow.info().run_id)
 
 
 async def recovered(workflow_id: str, run_id: str, workflow_type: str) -> dict[str, Any]:
@@ -89,29 +70,15 @@ async def resume_run(resume: ResumeMarker, name: str) -> tuple[Continuation, Any
     """The Continuation a resumed run starts from, and the inputs of the run it resumes."""
     info = workflow.info()
     answer = await recovered(info.workflow_id, resume.run, name)
-    other_program = bool(resume.program) and resume.program != answer["program_hash"]
-    plain = not resume.again and not other_program  # a snapshot's units are not checked call by call
-    carried = Continuation(
-        memo=kept_on_resume(answer["memo"], resume.again, other_program), seq=answer["seq"], run_id=answer["run_id"],
-        program_hash=resume.program or answer["program_hash"], config=answer["config"], runs=answer["runs"] + 1,
-        signals=answer.get("signals"), previous_run=resume.run, recovered_children=answer["children"],
-        again=sorted(resume.again), snapshot=answer.get("snapshot") if plain else None,
-        earlier=answer.get("earlier") if plain else None)
-    return carried, answer["inputs"]
+    return resumed_run(answer, resume), answer["inputs"]
 
 
 async def resume_chunk(recover: list[str], again: list[str], root_id: str, seq: int, root_run: str,
                        program_hash: str, config: dict[str, Any]) -> Continuation:
     """A child of a resumed run: the completed iterations of the closed child its parent names."""
-    if len(recover) != 2 or not recover[0].startswith(root_id + "/"):
-        raise refused(f"a child recovers only a child of its own run, not {str(recover)[:200]}", "UntrustedChild")
+    check_recovered_child(recover, root_id)
     answer = await recovered(recover[0], recover[1], CHUNK_WORKFLOW)
-    other_program = answer["program_hash"] != program_hash
-    plain = not again and not other_program
-    return Continuation(memo=kept_on_resume(answer["memo"], tuple(again), other_program), seq=seq, run_id=root_run,
-                        program_hash=program_hash, config=config, recovered_children=answer["children"],
-                        again=sorted(again), snapshot=answer.get("snapshot") if plain else None,
-                        earlier=answer.get("earlier") if plain else None)
+    return resumed_chunk(answer, again, seq, root_run, program_hash, config)
 
 
 def recovery_answer(session: Session, tracker: Tracker, scale: Scale | None, inputs: Any,

@@ -1,28 +1,14 @@
-"""Signals and updates a run receives, and the ``ffl.WaitForSignal`` steps that take them.
+"""Signals and updates on Temporal: mailboxes.py's mailboxes, the wait of an ``ffl.WaitForSignal`` step and
+the payloads' decoding.
 
-One mailbox per signal name, in two queues: payloads nobody has taken yet
-(kept, in arrival order) and steps waiting (in the order they started to
-wait). A payload goes to the oldest waiting step, else it is kept for the
-next step that waits on its name; so several waits on one name are answered
-in order, and a signal sent before its wait is not lost. Arrival order is
-history order, so replay hands out every payload alike.
-
-An update (``ffl signal --wait``) is a signal that must be taken at once:
-its validator refuses it when no step waits on its name, and it returns the
-path of the step that took it.
-
-Every received signal is recorded (``received``: name, arrival, and which
-step took it or that it is kept), shown by the ``signals`` query and ``ffl
-status``, and logged to the run's log (the mirror's ``logs``) when it is
-kept — a signal no step waits for is visible, never silently dropped.
+A wait is a workflow condition (with the step's timeout as its timer); an
+arrival is stamped with workflow time, so replay records it alike.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections import deque
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -33,20 +19,7 @@ from temporalio.exceptions import ApplicationError
 with workflow.unsafe.imports_passed_through():
     from interpreter.program.values import scan_json
 
-RECEIVED_LIMIT = 1_000
-"""Most signals the ``signals`` query lists (the newest); older ones only count."""
-
-
-@dataclass
-class Waiter:
-    path: str
-    done: asyncio.Future = field(default_factory=lambda: asyncio.get_running_loop().create_future())
-
-
-@dataclass
-class Mailbox:
-    kept: deque[tuple[int, Any]] = field(default_factory=deque)  # (received index, payload)
-    waiting: deque[Waiter] = field(default_factory=deque)
+from .mailboxes import Mailboxes, Waiter
 
 
 def decode_payload(args: Sequence[RawValue], name: str) -> Any:
@@ -65,44 +38,11 @@ def decode_payload(args: Sequence[RawValue], name: str) -> Any:
                                type="InvalidSignal", non_retryable=True) from None
 
 
-class Signals:
+class Signals(Mailboxes):
     """The run's mailboxes; ``wait`` is what an ``ffl.WaitForSignal`` step does."""
 
     def __init__(self) -> None:
-        self.boxes: dict[str, Mailbox] = {}
-        self.received: list[dict[str, Any]] = []
-        self.count = 0
-
-    def box(self, name: str) -> Mailbox:
-        found = self.boxes.get(name)
-        if found is None:
-            found = self.boxes[name] = Mailbox()
-        return found
-
-    # ------------------------------------------------------------------ arriving
-
-    def deliver(self, name: str, payload: Any, via: str = "signal") -> str | None:
-        """Hand ``payload`` to the oldest step waiting on ``name`` (its path), else keep it (None)."""
-        index = self.count
-        self.count += 1
-        record: dict[str, Any] = {"index": index, "name": name, "via": via, "time": workflow.now().isoformat(),
-                                  "state": "kept", "step": None}
-        self.received.append(record)
-        if len(self.received) > RECEIVED_LIMIT:
-            del self.received[0]
-        box = self.box(name)
-        while box.waiting:
-            waiter = box.waiting.popleft()
-            if not waiter.done.done():  # a wait that timed out has left already
-                waiter.done.set_result(payload)
-                record["state"], record["step"] = "taken", waiter.path
-                return waiter.path
-        box.kept.append((index, payload))
-        return None
-
-    def waiting_on(self, name: str) -> bool:
-        box = self.boxes.get(name)
-        return box is not None and any(not w.done.done() for w in box.waiting)
+        super().__init__(workflow.now)
 
     # ------------------------------------------------------------------ waiting
 
@@ -130,41 +70,3 @@ class Signals:
                 waiter.done.cancel()
             raise
         return waiter.done.result(), False
-
-    def _taken(self, index: int, path: str) -> None:
-        for record in reversed(self.received):
-            if record["index"] == index:
-                record["state"], record["step"] = "taken", path
-                return
-
-    # ------------------------------------------------------------------ continue-as-new
-
-    def carry(self) -> dict[str, Any]:
-        """What a run continued as new takes along: kept payloads by name, the count and the received log
-        (no step waits when a run continues: it waits for its built-in steps first)."""
-        kept = {name: [[index, payload] for index, payload in box.kept] for name, box in self.boxes.items()
-                if box.kept}
-        return {"count": self.count, "received": [dict(r) for r in self.received], "kept": kept}
-
-    def restore(self, carried: dict[str, Any]) -> None:
-        """The signals of the run this one continues; any received since come after them."""
-        offset = int(carried.get("count") or 0)
-        for record in self.received:  # arrived before this run loaded: numbered after the carried ones
-            record["index"] += offset
-        for name in sorted(self.boxes):
-            box = self.boxes[name]
-            box.kept = deque((index + offset, payload) for index, payload in box.kept)
-        for name in sorted(carried.get("kept") or {}):
-            entries = carried["kept"][name]
-            self.box(name).kept.extendleft((int(index), payload) for index, payload in reversed(entries))
-        self.received = [*(carried.get("received") or []), *self.received][-RECEIVED_LIMIT:]
-        self.count += offset
-
-    # ------------------------------------------------------------------ what the run shows
-
-    def snapshot(self) -> dict[str, Any]:
-        """For the ``signals`` query: every signal received (the newest RECEIVED_LIMIT), and who waits on what."""
-        waiting = {name: [w.path for w in box.waiting if not w.done.done()] for name, box in self.boxes.items()}
-        return {"received": [dict(r) for r in self.received], "count": self.count,
-                "waiting": {name: paths for name, paths in waiting.items() if paths},
-                "kept": {name: len(box.kept) for name, box in self.boxes.items() if box.kept}}

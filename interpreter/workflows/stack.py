@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .admission import Admission
+from .admission import workflow_admission
 from .builtins import Builtins
 from .children import Children
-from .continuation import Remembered, Scale
+from .continuation import Scale
 from .dispatch import Activities
 from .features import Level
+from .pacing import Admission
+from .remembered import Remembered
 from .session import Session
 from .signals import Signals
 from .tracker import Tracker
@@ -27,8 +29,7 @@ if TYPE_CHECKING:
 def build_effects(session: Session, tracker: Tracker, signals: Signals, scale: Scale | None,
                   seq_base: int = 0) -> tuple[Effects, Admission]:
     """The effects of one history and its admission (the run waits on it before continuing as new)."""
-    admission = Admission.from_config(session.config, session.options.tick,
-                                      scale.holds if scale is not None else None)
+    admission = workflow_admission(session.config, session.options.tick, scale.holds if scale is not None else None)
     builtins = Builtins(signals, tracker) if session.level >= Level.CONTROL else None
     if scale is None:
         return Activities(session, tracker, admission, builtins), admission
