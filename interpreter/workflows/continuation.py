@@ -108,7 +108,7 @@ thousands of completed steps in one activation would pass the SDK's 2 s deadlock
 
 class Scale:
     """A run's memo and snapshot, its hold on new work past ``continue_after_events``, and what it has in
-    flight. ``snapshot`` (runs since SNAPSHOT): completed units are restored from the snapshot, and the memo
+    flight. With a ``pace`` (runs since SNAPSHOT): completed units are restored from the snapshot, and the memo
     answers only for work in flight when the run was carried (a handler done, its tail not)."""
 
     def __init__(self, events_limit: int, continued: Continuation | None = None, pace: LocalPace | None = None):
@@ -116,11 +116,10 @@ class Scale:
         activities are weighed and batched."""
         self.events_limit = events_limit
         self.pace = pace
-        snapshot = pace is not None
         self.continued = continued
         self.memo = Memo(continued.memo if continued is not None else None)
         self.snapshot: Snapshot | None = None
-        if snapshot:
+        if pace is not None:
             try:
                 self.snapshot = Snapshot(continued.snapshot if continued is not None else None)
             except (KeyError, TypeError, ValueError, IndexError, AttributeError) as err:
