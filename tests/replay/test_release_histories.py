@@ -38,6 +38,19 @@ async def _aiter(items):
         yield item
 
 
+async def _failures_with_patch_forced(monkeypatch, patch_id: str, path: Path, workflow_id: str) -> list[str]:
+    """The replay failures of one recorded history with ``patch_id`` forced on, as if the run had started with it."""
+    from temporalio import workflow
+    from temporalio.worker import UnsandboxedWorkflowRunner
+
+    patched = workflow.patched
+    monkeypatch.setattr(workflow, "patched", lambda name: True if name == patch_id else patched(name))
+    history = WorkflowHistory.from_json(workflow_id, path.read_text(encoding="utf-8"))
+    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
+        _aiter([history]), raise_on_replay_failure=False)
+    return [str(err) for err in result.replay_failures.values()]
+
+
 @pytest.mark.slow  # every history of every release, sandboxed: half a minute
 async def test_every_recorded_release_replays_with_the_current_interpreter():
     files = _recorded()
@@ -53,54 +66,30 @@ async def test_every_recorded_release_replays_with_the_current_interpreter():
 async def test_the_control_patch_guards_runs_started_before_it(monkeypatch):
     """A cancelled run of 0.2.0.dev0 replays only because durable control stays off for it: forced on, the
     cancellation that now waits for its handler and records the steps diverges from the recorded history."""
-    from temporalio import workflow
-    from temporalio.worker import UnsandboxedWorkflowRunner
-
     from interpreter.workflows.features import CONTROL_PATCH
 
-    patched = workflow.patched
-    monkeypatch.setattr(workflow, "patched", lambda patch_id: True if patch_id == CONTROL_PATCH else patched(patch_id))
     path = HISTORIES / "0.2.0.dev0" / "cancelled.json"
-    history = WorkflowHistory.from_json("guard", path.read_text(encoding="utf-8"))
-    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
-        _aiter([history]), raise_on_replay_failure=False)
-    failures = [str(err) for err in result.replay_failures.values()]
+    failures = await _failures_with_patch_forced(monkeypatch, CONTROL_PATCH, path, "guard")
     assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
 
 
 async def test_the_child_ids_patch_guards_runs_started_before_it(monkeypatch):
     """A parent of 0.2.0.dev2 replays only because its children keep their old ids: with the patch forced on, the
     child it starts has another id than the recorded one."""
-    from temporalio import workflow
-    from temporalio.worker import UnsandboxedWorkflowRunner
-
     from interpreter.workflows.features import CHILD_RUN_IDS_PATCH
 
-    patched = workflow.patched
-    monkeypatch.setattr(workflow, "patched", lambda patch_id: True if patch_id == CHILD_RUN_IDS_PATCH else patched(patch_id))
     path = HISTORIES / "0.2.0.dev2" / "scaled-run2.json"
-    history = WorkflowHistory.from_json(_workflow_id(path), path.read_text(encoding="utf-8"))
-    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
-        _aiter([history]), raise_on_replay_failure=False)
-    failures = [str(err) for err in result.replay_failures.values()]
+    failures = await _failures_with_patch_forced(monkeypatch, CHILD_RUN_IDS_PATCH, path, _workflow_id(path))
     assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
 
 
 async def test_the_snapshot_patch_guards_runs_started_before_it(monkeypatch):
     """A chain of local activities of 0.2.0.dev3 replays only because it keeps counting a local activity as one
     event: with the snapshot patch forced on, the run holds at another point than the recorded one."""
-    from temporalio import workflow
-    from temporalio.worker import UnsandboxedWorkflowRunner
-
     from interpreter.workflows.features import SNAPSHOT_PATCH
 
-    patched = workflow.patched
-    monkeypatch.setattr(workflow, "patched", lambda patch_id: True if patch_id == SNAPSHOT_PATCH else patched(patch_id))
     path = HISTORIES / "0.2.0.dev3" / "scaled-local-run1.json"
-    history = WorkflowHistory.from_json(_workflow_id(path), path.read_text(encoding="utf-8"))
-    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
-        _aiter([history]), raise_on_replay_failure=False)
-    failures = [str(err) for err in result.replay_failures.values()]
+    failures = await _failures_with_patch_forced(monkeypatch, SNAPSHOT_PATCH, path, _workflow_id(path))
     assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
 
 
@@ -134,16 +123,8 @@ async def test_a_handler_steps_arguments_and_headers_are_not_part_of_replay():
 async def test_the_short_tasks_patch_guards_runs_started_before_it(monkeypatch):
     """A chain of local activities of 0.2.0.dev4 replays only because it keeps weighing a local activity as six
     events: with the short-tasks patch forced on (fourteen), the run holds earlier than the recorded one did."""
-    from temporalio import workflow
-    from temporalio.worker import UnsandboxedWorkflowRunner
-
     from interpreter.workflows.features import SHORT_TASKS_PATCH
 
-    patched = workflow.patched
-    monkeypatch.setattr(workflow, "patched", lambda patch_id: True if patch_id == SHORT_TASKS_PATCH else patched(patch_id))
     path = HISTORIES / "0.2.0.dev4" / "scaled-local-run1.json"
-    history = WorkflowHistory.from_json(_workflow_id(path), path.read_text(encoding="utf-8"))
-    result = await Replayer(workflows=[FFLWorkflow], workflow_runner=UnsandboxedWorkflowRunner()).replay_workflows(
-        _aiter([history]), raise_on_replay_failure=False)
-    failures = [str(err) for err in result.replay_failures.values()]
+    failures = await _failures_with_patch_forced(monkeypatch, SHORT_TASKS_PATCH, path, _workflow_id(path))
     assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
