@@ -485,16 +485,16 @@ class Interpreter:
     def handle(self, step: Step, returns: dict[str, Any] | None = None) -> Handle:
         """A step's handle; a step that can catch reads ``error``/``error_type`` as null until it fails."""
         call = step.call
-        key = (call.kind == "schema", call.facet or "")
-        declared = self._declared.get(key)
+        schema, name = call.kind == "schema", call.facet or ""
+        declared = self._declared.get((schema, name))
         if declared is None:  # once per facet or schema: a long block makes tens of thousands of handles
-            if key[0]:
-                record = self.program.schemas.get(key[1])
+            if schema:
+                record = self.program.schemas.get(name)
                 declared = tuple(f.name for f in record.fields) if record is not None else ()
             else:
-                target = self.program.facets.get(key[1])
+                target = self.program.facets.get(name)
                 declared = tuple(target.return_names or ()) if target is not None else ()
-            self._declared[key] = declared
+            self._declared[(schema, name)] = declared
         handle = Handle(step.name, declared, CATCH_FIELDS if step.catches else ())
         if returns is not None:
             handle.resolve(returns)
