@@ -50,6 +50,51 @@ def merge_into(returns: dict[str, Any], fields: dict[str, Any], owned: set[str] 
                 owned.discard(key)
 
 
+def combined(writes: list[Write]) -> list[Write]:
+    """Writes that merge (merge_into, one after another) into exactly what ``writes`` merge into.
+
+    A parent holding a million iterations' yields from its child workflows keeps each chunk's
+    as a few writes instead of a thousand: the values are the same objects, the key order the
+    same, but the garbage collector no longer walks millions of small dicts in every worker task.
+    Runs of consecutive writes to one target become one write (two when a key's lists follow a
+    value that is not a list: that value must overwrite what came before them).
+    """
+    out: list[Write] = []
+    start = 0
+    while start < len(writes):
+        target = writes[start][0]
+        stop = start
+        while stop < len(writes) and writes[stop][0] == target:
+            stop += 1
+        if stop - start == 1:
+            out.append(writes[start])
+        else:
+            out.extend(combined_run(target, [fields for _, fields in writes[start:stop]]))
+        start = stop
+    return out
+
+
+def combined_run(target: str, run: list[dict[str, Any]]) -> list[Write]:
+    """One target's consecutive writes as one (or two) with the same effect."""
+    first: dict[str, Any] = {}  # every key in order of first appearance: its lists, or its last other value
+    tails: dict[str, list[Any]] = {}  # keys whose lists follow a value that is not a list
+    for fields in run:
+        for key, value in fields.items():
+            if isinstance(value, list):
+                if key in tails:
+                    tails[key].extend(value)
+                elif key in first and not isinstance(first[key], list):
+                    tails[key] = list(value)
+                elif key in first:
+                    first[key].extend(value)
+                else:
+                    first[key] = list(value)
+            else:
+                first[key] = value
+                tails.pop(key, None)
+    return [(target, first), (target, tails)] if tails else [(target, first)]
+
+
 class Handle:
     """A step's slot in its scope: awaited by exactly the steps that reference it.
 

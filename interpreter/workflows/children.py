@@ -43,6 +43,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.model import Block
     from interpreter.semantics import Scope, Skipped, StepFailure, Write
     from interpreter.semantics.schedule import windowed
+    from interpreter.semantics.scope import combined
 
 from . import trust
 from .chunks import SEQ_STRIDE, ChunkFailure, ChunkRequest, ChunkResult, OuterStep, chunk_key, read_params
@@ -163,12 +164,23 @@ class Children:
             finally:
                 self.running.discard(task)
             result.digest, result.child_id = digest, child_id
+            result.writes = compacted(result.writes)
             memo.put(key, result)
         else:
             result = hit if isinstance(hit, ChunkResult) else ChunkResult.restored(hit)
+            result.writes = compacted(result.writes)
         state = "failed" if result.failure is not None else "completed"
         tracker.child(key, child_id, request.path, first, last, state, result.counts)
         return result
+
+
+def compacted(iterations: list[list[list[Any]]]) -> list[list[list[Any]]]:
+    """A chunk's yields, its iterations' in index order, as the few writes that merge the same (scope.combined).
+
+    The parent keeps every chunk's until the foreach ends, and its memo carries them on.
+    """
+    writes = combined([(target, fields) for iteration in iterations for target, fields in iteration])
+    return [[[target, fields] for target, fields in writes]] if writes else []
 
 
 def chunk_failure(failure: StepFailure) -> ChunkFailure:

@@ -5,12 +5,14 @@ from __future__ import annotations
 import asyncio
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from interpreter.program.evaluate import EvaluationError
 from interpreter.semantics import Handle, Scope, Skipped, StepFailure
 from interpreter.semantics.failures import first_failure
 from interpreter.semantics.interpreter import first_case_wins
-from interpreter.semantics.scope import ScriptWrite, merge_into
+from interpreter.semantics.scope import ScriptWrite, combined, merge_into
 from interpreter.workflows.memo import Memo
 
 
@@ -18,6 +20,34 @@ def test_lists_concatenate_and_anything_else_is_overwritten():
     returns = {"xs": [1], "last": "a"}
     merge_into(returns, {"xs": [2, 3], "last": "b", "new": {"k": 1}})
     assert returns == {"xs": [1, 2, 3], "last": "b", "new": {"k": 1}}
+
+
+_values = st.one_of(st.integers(0, 3), st.none(), st.lists(st.integers(0, 9), max_size=3))
+_writes = st.lists(st.tuples(st.sampled_from(["A", "B"]),
+                             st.dictionaries(st.sampled_from(["x", "y", "z"]), _values, max_size=3)), max_size=12)
+
+
+def merged(start: dict, writes: list) -> list:
+    returns = dict(start)
+    for _, fields in writes:
+        merge_into(returns, fields, set())
+    return list(returns.items())  # key order too
+
+
+@given(_writes, st.dictionaries(st.sampled_from(["x", "y", "z"]), _values, max_size=3))
+def test_combined_writes_merge_into_exactly_what_the_writes_merge_into_key_order_included(writes, start):
+    together = combined(writes)
+    assert merged(start, together) == merged(start, writes)
+    runs = sum(1 for k, (target, _) in enumerate(writes) if k == 0 or writes[k - 1][0] != target)
+    assert len(together) <= min(len(writes), 2 * runs)  # each run of one target's writes: one or two
+
+
+def test_a_thousand_one_item_yields_become_one_write_and_a_value_before_lists_keeps_its_overwrite():
+    writes = [("Fan", {"out": [i]}) for i in range(1000)]
+    assert combined(writes) == [("Fan", {"out": list(range(1000))})]
+    reset = combined([("Fan", {"out": [1]}), ("Fan", {"out": "none"}), ("Fan", {"out": [2]}), ("Fan", {"n": 1})])
+    assert reset == [("Fan", {"out": "none", "n": 1}), ("Fan", {"out": [2]})]
+    assert merged({"out": [0]}, reset) == [("out", [2]), ("n", 1)]
 
 
 def test_a_list_another_step_holds_is_copied_and_one_the_merge_made_is_extended_in_place():
