@@ -40,8 +40,8 @@ from interpreter.activities.program_store import LocalProgramStore
 from interpreter.activities.value_codec import value_converter
 from interpreter.activities.value_store import DirectoryValueStore
 from interpreter.cli.connect import ConnectOptions, connect
+from interpreter.cli.run_view import loaded_payload
 from interpreter.compiler import compile_sources
-from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY
 from interpreter.program.pinned import unpack_program
 from interpreter.workflows import FFLWorkflow, workflow_runner
 
@@ -144,14 +144,11 @@ async def parse_pinned(history: WorkflowHistory, converter) -> None:
     """Parse the program a history pinned (its LoadProgram result) into this process's cache."""
     scheduled: dict[int, str] = {}
     for event in history.events:
-        if event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED:
-            scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
-        elif event.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_COMPLETED:
-            attrs = event.activity_task_completed_event_attributes
-            if scheduled.get(attrs.scheduled_event_id) == LOAD_PROGRAM_ACTIVITY:
-                [loaded] = await converter.decode(list(attrs.result.payloads), [dict])
-                await asyncio.to_thread(unpack_program, loaded)
-                return
+        payload = loaded_payload(event, scheduled)
+        if payload is not None:
+            [loaded] = await converter.decode([payload], [dict])
+            await asyncio.to_thread(unpack_program, loaded)
+            return
 
 
 async def run_workload(client: Client, figures: Figures, workflow: str, inputs: dict, expected: Any,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import re
 import shlex
 from dataclasses import dataclass, field
@@ -349,6 +350,31 @@ async def steps_from_history(handle, max_events: int = 20_000) -> list[dict[str,
     return list(records.values())
 
 
+def loaded_payload(event, scheduled: dict[int, str]):
+    """LoadProgram's result payload if ``event`` records it, else None; ``scheduled`` collects activity types.
+
+    A run of 0.2.0.dev5 or older pinned its program as an activity's result; since 0.2.0.dev6 the program
+    loads as a local activity, whose result is in a ``core_local_activity`` marker (the SDK's own: its
+    ``data`` names the activity type, its ``result`` holds the answer)."""
+    if event.HasField("activity_task_scheduled_event_attributes"):
+        scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
+    elif event.HasField("activity_task_completed_event_attributes"):
+        attrs = event.activity_task_completed_event_attributes
+        if scheduled.get(attrs.scheduled_event_id) == LOAD_PROGRAM_ACTIVITY and attrs.result.payloads:
+            return attrs.result.payloads[0]
+    elif event.HasField("marker_recorded_event_attributes"):
+        attrs = event.marker_recorded_event_attributes
+        data, result = attrs.details.get("data"), attrs.details.get("result")
+        if attrs.marker_name == "core_local_activity" and data and data.payloads and result and result.payloads:
+            try:
+                kind = json.loads(data.payloads[0].data).get("activity_type")
+            except (ValueError, AttributeError):
+                return None
+            if kind == LOAD_PROGRAM_ACTIVITY:
+                return result.payloads[0]
+    return None
+
+
 async def pinned_program(client, handle, max_events: int = 500):
     """The program the run pinned in its history (LoadProgram's result), or None when not (yet) there."""
     from ..program.pinned import unpack_program
@@ -357,13 +383,10 @@ async def pinned_program(client, handle, max_events: int = 500):
     seen = 0
     async for event in handle.fetch_history_events(page_size=100):
         seen += 1
-        if event.HasField("activity_task_scheduled_event_attributes"):
-            scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
-        elif event.HasField("activity_task_completed_event_attributes"):
-            attrs = event.activity_task_completed_event_attributes
-            if scheduled.get(attrs.scheduled_event_id) == LOAD_PROGRAM_ACTIVITY and attrs.result.payloads:
-                loaded = client.data_converter.payload_converter.from_payload(attrs.result.payloads[0], None)
-                return unpack_program(loaded), loaded
+        payload = loaded_payload(event, scheduled)
+        if payload is not None:
+            loaded = client.data_converter.payload_converter.from_payload(payload, None)
+            return unpack_program(loaded), loaded
         if seen >= max_events:
             break
     return None, None

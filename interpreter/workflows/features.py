@@ -4,8 +4,11 @@ Each release that changed the commands a run emits added a patch (docs/upgrading
 release has every patch up to it, so one ``Level`` says everything. The rest of the workflow builds whole
 objects per level (which effects layers a run has, which options its activities get) instead of testing
 patch ids where it goes. Patch markers are recorded where they are read, so the order and place of the
-reads here are part of every recorded history: RUN_METADATA right after LoadProgram, before the run's memo
-is written (``describe``), then CONTROL, SCALE, CHILD_RUN_IDS, LIFECYCLE, SNAPSHOT and SHORT_TASKS.
+reads here are part of every recorded history. Up to SHORT_TASKS a run recorded every patch it had, in
+release order: RUN_METADATA right after LoadProgram, before the run's memo is written (``describe``), then
+CONTROL, SCALE, CHILD_RUN_IDS, LIFECYCLE, SNAPSHOT and SHORT_TASKS. Since LOCAL_LOAD a run records one
+marker, its newest patch, read first of all (``fresh_level``, newest first): a history that has it has every
+earlier patch, one that lacks it reads the old chain, so each later release adds one read at the front.
 """
 
 from __future__ import annotations
@@ -49,6 +52,12 @@ SHORT_TASKS_PATCH = "ffl-short-tasks"
 lasts past two."""
 
 
+LOCAL_LOAD_PATCH = "ffl-local-load"
+"""After 0.2.0.dev5: the program loads as a local activity within the run's first workflow task (no second
+task and server round trip before the first step), and a run records this one patch marker instead of one per
+release (fresh_level); a child of such a run loads its program the same way and records no marker."""
+
+
 class Level(IntEnum):
     """What a run supports, by the release that started it."""
 
@@ -60,11 +69,28 @@ class Level(IntEnum):
     LIFECYCLE = 5
     SNAPSHOT = 6  # 0.2.0.dev4
     SHORT_TASKS = 7  # 0.2.0.dev5
+    LOCAL_LOAD = 8  # 0.2.0.dev6
 
 
-def run_level(describe: Callable[[bool], None]) -> Level:
-    """The level of a workflow run; ``describe(with_metadata)`` writes its memo between the first read and the
-    others, where every release since 0.2.0.dev0 has written it."""
+NEWEST_FIRST = ((LOCAL_LOAD_PATCH, Level.LOCAL_LOAD),)
+"""The patches a run records alone, newest first: a later release puts its own at the front."""
+
+
+def fresh_level() -> Level | None:
+    """The level of a run started since LOCAL_LOAD (read before it loads its program), or None for an older
+    run, whose level ``run_level`` reads after LoadProgram as it always did."""
+    for patch, level in NEWEST_FIRST:
+        if workflow.patched(patch):
+            return level
+    return None
+
+
+def run_level(describe: Callable[[bool], None], fresh: Level | None) -> Level:
+    """The level of a workflow run (``fresh`` when ``fresh_level`` found it); ``describe(with_metadata)``
+    writes its memo between the first read and the others, where every release since 0.2.0.dev0 has written it."""
+    if fresh is not None:
+        describe(True)
+        return fresh
     metadata = workflow.patched(RUN_METADATA_PATCH)
     describe(metadata)
     if not metadata:
@@ -84,6 +110,8 @@ def run_level(describe: Callable[[bool], None]) -> Level:
 
 def child_level(parent: int) -> Level:
     """A child workflow (a chunk of a foreach) runs at its parent's level, which its request names (children
-    exist since SCALE); it has always recorded the CONTROL marker alone."""
-    workflow.patched(CONTROL_PATCH)
-    return Level(max(parent, Level.SCALE))
+    exist since SCALE); up to SHORT_TASKS it recorded the CONTROL marker alone, since LOCAL_LOAD none."""
+    level = Level(max(parent, Level.SCALE))
+    if level < Level.LOCAL_LOAD:
+        workflow.patched(CONTROL_PATCH)
+    return level

@@ -46,7 +46,7 @@ from .boundaries import activity_failure, check_input_size, decode_inputs
 from .children import chunk_failure
 from .chunks import ChunkFailure, ChunkRequest, ChunkResult
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, local_pace
-from .features import Level, child_level, run_level
+from .features import Level, child_level, fresh_level, run_level
 from .loading import load_pinned
 from .options import load_program_options
 from .outbox import MIRROR_BATCH_BYTES, Outbox
@@ -102,11 +102,12 @@ class FFLWorkflow:
         self.inputs = inputs
         # A continued run loads the program its first run pinned, and keeps that run's configuration.
         pinned = continued.program_hash if continued is not None else trust.pinned_hash()
-        program, loaded = await load_pinned(name, pinned)
+        fresh = fresh_level()  # since LOCAL_LOAD, read before the program loads (features.py)
+        program, loaded = await load_pinned(name, pinned, local=fresh is not None)
         program_hash = loaded["hash"]
         sources = loaded.get("sources") or []
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
-        level = run_level(lambda metadata: describe(name, program_hash, sources, config, metadata))
+        level = run_level(lambda metadata: describe(name, program_hash, sources, config, metadata), fresh)
         scale = self.scale = Scale(config.continue_after_events, continued, local_pace(level)) if level >= Level.SCALE else None
         if continued is not None and continued.moved_from:  # ffl migrate moved the run here: its lineage
             workflow.upsert_memo({MEMO_MIGRATED: {"from": continued.moved_from, "to": program_hash}})
@@ -177,7 +178,8 @@ class FFLWorkflow:
         if continued is None and request.recover:  # a child of a resumed run: the closed child's iterations
             continued = await resume.resume_chunk(request.recover, request.again, request.root_id, request.seq,
                                                   request.root_run, request.program_hash, request.config)
-        program, _ = await load_pinned(request.workflow, request.program_hash)
+        program, _ = await load_pinned(request.workflow, request.program_hash,
+                                       local=request.level >= Level.LOCAL_LOAD)
         config = RuntimeConfig.model_validate(request.config)
         session = self.session = Session.open(request.workflow, program, request.program_hash, config, child_level(request.level),
                                               (request.root_id, request.root_run), workflow.info().task_queue,

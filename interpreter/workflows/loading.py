@@ -3,7 +3,9 @@
 A run started afresh asks for the workflow's latest program (or the hash its
 starter put in the memo); a continued run and a child ask for the hash the
 run pinned first, so every history of one logical run interprets the same
-program.
+program. Since Level.LOCAL_LOAD it is a local activity (the workflow's own
+worker serves LoadProgram): the run's first workflow task loads the program
+and goes on to its first steps, with no second task and server round trip.
 """
 
 from __future__ import annotations
@@ -20,17 +22,23 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.serialize import ProgramFormatError
 
 from .boundaries import activity_failure
-from .options import load_program_options
+from .options import load_program_local_options, load_program_options
 
 
-async def load_pinned(workflow_name: str, program_hash: str | None) -> tuple[Program, dict[str, Any]]:
+async def load_pinned(workflow_name: str, program_hash: str | None, *,
+                      local: bool) -> tuple[Program, dict[str, Any]]:
     """The program (and LoadProgram's whole answer: hash, sources, config), or the error that fails the run."""
+    request = {"workflow": workflow_name, "hash": program_hash}
+    summary = f"FFL machinery: pins the program of {workflow_name} in this history"
     try:
-        loaded = await workflow.execute_activity(
-            LOAD_PROGRAM_ACTIVITY, {"workflow": workflow_name, "hash": program_hash}, activity_id="load-program",
-            summary=f"FFL machinery: pins the program of {workflow_name} in this history",
-            **load_program_options(workflow.info().task_queue),
-        )
+        if local:
+            loaded = await workflow.execute_local_activity(
+                LOAD_PROGRAM_ACTIVITY, request, activity_id="load-program", summary=summary,
+                **load_program_local_options())
+        else:
+            loaded = await workflow.execute_activity(
+                LOAD_PROGRAM_ACTIVITY, request, activity_id="load-program", summary=summary,
+                **load_program_options(workflow.info().task_queue))
     except ActivityError as err:
         message, error_type = activity_failure(err)
         raise ApplicationError(f"cannot load workflow '{workflow_name}': {message}", type=error_type,

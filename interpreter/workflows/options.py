@@ -56,6 +56,13 @@ def load_program_options(interpreter_queue: str) -> workflow.ActivityConfig:
     )
 
 
+def load_program_local_options() -> workflow.LocalActivityConfig:
+    """LoadProgram as a local activity (since Level.LOCAL_LOAD): the same timeout and retries."""
+    remote = load_program_options("")
+    return workflow.LocalActivityConfig(start_to_close_timeout=remote["start_to_close_timeout"],
+                                        retry_policy=remote["retry_policy"])
+
+
 def policy_options(config: RuntimeConfig, qname: str, default_queue: str,
                    policy: Policy | None) -> tuple[workflow.ActivityConfig, RetryConfig]:
     """A handler's options under a policy of FFL (``ffl.Retry``/``Timeout``/``Queue``) over the worker's config.

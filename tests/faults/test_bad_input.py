@@ -111,12 +111,16 @@ async def run_handle(client, workflow: str, inputs, queue: str, timeout: float =
 
 
 async def failed_at_once(handle) -> None:
-    """The run failed in the workflow task after its program loaded: no other activity, timer or failed task."""
+    """The run failed in its first workflow task, which loaded its program (a local activity since 0.2.0.dev6):
+    no activity task, timer or failed task, and one workflow task."""
     history = await handle.fetch_history()
     kinds = [e.event_type for e in history.events]
-    scheduled = [e.activity_task_scheduled_event_attributes.activity_type.name for e in history.events
-                 if e.event_type == EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED]
-    assert scheduled == ["ffl.LoadProgram"]
+    assert EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED not in kinds
+    assert kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) == 1
+    local = [json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)["activity_type"]
+             for e in history.events if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
+             and e.marker_recorded_event_attributes.marker_name == "core_local_activity"]
+    assert local == ["ffl.LoadProgram"]
     assert EventType.EVENT_TYPE_TIMER_STARTED not in kinds and EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED not in kinds
     assert kinds[-1] == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED
 

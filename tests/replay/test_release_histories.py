@@ -128,3 +128,33 @@ async def test_the_short_tasks_patch_guards_runs_started_before_it(monkeypatch):
     path = HISTORIES / "0.2.0.dev4" / "scaled-local-run1.json"
     failures = await _failures_with_patch_forced(monkeypatch, SHORT_TASKS_PATCH, path, _workflow_id(path))
     assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
+
+
+async def test_the_local_load_patch_guards_runs_started_before_it(monkeypatch):
+    """A run of 0.2.0.dev5 replays only because it still loads its program as an activity: with the local-load
+    patch forced on, the run would load it as a local activity, which its history does not record."""
+    from interpreter.workflows.features import LOCAL_LOAD_PATCH
+
+    path = HISTORIES / "0.2.0.dev5" / "dataflow.json"
+    failures = await _failures_with_patch_forced(monkeypatch, LOCAL_LOAD_PATCH, path, _workflow_id(path))
+    assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
+
+
+def test_a_run_since_local_load_records_one_patch_marker_and_no_load_activity():
+    """0.2.0.dev6 histories: the program's load is a local activity (a marker, not an activity task) and the
+    run's one patch marker is the newest patch, where earlier releases recorded one per release."""
+    import base64
+
+    from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY
+    from interpreter.workflows.features import LOCAL_LOAD_PATCH
+
+    events = json.loads((HISTORIES / "0.2.0.dev6" / "dataflow.json").read_text(encoding="utf-8"))["events"]
+    markers = [e["markerRecordedEventAttributes"] for e in events if "markerRecordedEventAttributes" in e]
+    patches = [json.loads(base64.b64decode(m["details"]["patch-data"]["payloads"][0]["data"]))["id"]
+               for m in markers if m["markerName"] == "core_patch"]
+    local = [json.loads(base64.b64decode(m["details"]["data"]["payloads"][0]["data"]))["activity_type"]
+             for m in markers if m["markerName"] == "core_local_activity"]
+    scheduled = [e["activityTaskScheduledEventAttributes"]["activityType"]["name"]
+                 for e in events if "activityTaskScheduledEventAttributes" in e]
+    assert patches == [LOCAL_LOAD_PATCH]
+    assert local[0] == LOAD_PROGRAM_ACTIVITY and LOAD_PROGRAM_ACTIVITY not in scheduled

@@ -256,9 +256,11 @@ async def test_activities_carry_the_step_as_written_and_runs_their_program(tempo
     converter = temporal_client.data_converter.payload_converter
     summaries = [converter.from_payload(event.user_metadata.summary, None) for event in history.events
                  if event.HasField("activity_task_scheduled_event_attributes") and event.HasField("user_metadata")]
-    assert summaries == ["FFL machinery: pins the program of st.Many in this history",  # not its config blob
-                         "s = st.Slow(x = $.v) · Many › foreach[0] v=0 › s",  # which element each handles
+    assert summaries == ["s = st.Slow(x = $.v) · Many › foreach[0] v=0 › s",  # which element each handles
                          "s = st.Slow(x = $.v) · Many › foreach[1] v=7 › s"]
+    markers = [converter.from_payload(event.user_metadata.summary, None) for event in history.events
+               if event.HasField("marker_recorded_event_attributes") and event.HasField("user_metadata")]
+    assert markers == ["FFL machinery: pins the program of st.Many in this history"]  # a local activity since dev6
     memo = await description.memo()
     assert memo["ffl_workflow"] == "st.Many" and memo["ffl_namespace"] == "st"
     assert memo["ffl_sources"] == ["main.ffl"] and len(memo["ffl_program_hash"]) == 64
