@@ -8,7 +8,8 @@ The workflow knows it (``Session.reported_run``); the handler side does not.
 
 - workflow side: each activity (remote or local) the workflow starts carries
   the ``ffl-run`` header, ``[workflow id, run id]``, where the workflow says a
-  logical run other than its own (``ReportsRun``);
+  logical run other than its own (its ``reported_run()``; the payload is
+  converted once per run and identity, not per activity);
 - activity side: the header is read into ``reported_run``, a context variable
   that handler dispatch (dispatch.logical_run) reads for the activity's task.
 
@@ -22,7 +23,7 @@ the older protocol (below) replay unchanged.
 from __future__ import annotations
 
 from contextvars import ContextVar
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
 import temporalio.client
 import temporalio.worker
@@ -38,13 +39,6 @@ scheduled may still reach a newer handler worker (dispatch.logical_run takes it 
 
 reported_run: ContextVar[tuple[str, str] | None] = ContextVar("ffl_reported_run", default=None)
 """The logical run the current activity's records belong to, when its header names one."""
-
-
-@runtime_checkable
-class ReportsRun(Protocol):
-    """A workflow whose activities may belong to a logical run other than its own history (FFLWorkflow)."""
-
-    def reported_run(self) -> tuple[str, str] | None: ...
 
 
 def identity_of(value: Any) -> tuple[str, str] | None:
@@ -79,21 +73,30 @@ class _WorkflowInbound(temporalio.worker.WorkflowInboundInterceptor):
 
 
 class _WorkflowOutbound(temporalio.worker.WorkflowOutboundInterceptor):
+    """One per workflow run: it keeps the header's payload, converted once (a chain of local activities
+    starts thousands of activities with the same one)."""
+
+    def __init__(self, next: temporalio.worker.WorkflowOutboundInterceptor) -> None:
+        super().__init__(next)
+        self._header: tuple[tuple[str, str], Payload] | None = None
+
     def start_activity(self, input: temporalio.worker.StartActivityInput) -> workflow.ActivityHandle:
-        input.headers = _with_header(input.headers)
+        input.headers = self._with_header(input.headers)
         return super().start_activity(input)
 
     def start_local_activity(self, input: temporalio.worker.StartLocalActivityInput) -> workflow.ActivityHandle:
-        input.headers = _with_header(input.headers)
+        input.headers = self._with_header(input.headers)
         return super().start_local_activity(input)
 
-
-def _with_header(headers: Any) -> Any:
-    instance = workflow.instance()
-    identity = instance.reported_run() if isinstance(instance, ReportsRun) else None
-    if identity is None:
-        return headers
-    return {**headers, RUN_HEADER: workflow.payload_converter().to_payload(list(identity))}
+    def _with_header(self, headers: Any) -> Any:
+        """``headers`` and the run header, where the workflow (FFLWorkflow) reports a run other than its own."""
+        reported = getattr(workflow.instance(), "reported_run", None)
+        identity = reported() if callable(reported) else None
+        if identity is None:
+            return headers
+        if self._header is None or self._header[0] != identity:
+            self._header = (identity, workflow.payload_converter().to_payload(list(identity)))
+        return {**headers, RUN_HEADER: self._header[1]}
 
 
 class _ActivityInbound(temporalio.worker.ActivityInboundInterceptor):
