@@ -9,9 +9,9 @@ the same dynamic workflow): it loads the run's program *pinned by hash*,
 finds the foreach block by its address in the program, and runs its slice
 of iterations exactly as the parent would — same step paths (a child's
 steps sit under the parent's foreach path), same activity ids, same mirror
-identity (the root run's workflow and run id) — and returns each
-iteration's yields, or the failure that stopped them. The parent merges the
-yields by index, so the result is the one a single history gives; a failure
+identity (the root run's workflow and run id) — and returns its
+iterations' yields, in index order and compacted (``compacted``), or the
+failure that stopped them. The parent merges the yields by index, so the result is the one a single history gives; a failure
 fails (or is caught by) the foreach's step with the same message. A child's
 own foreach may fan out again (nested children). Cancelling the parent
 cancels its children (they are awaited children, and close with it).
@@ -177,7 +177,9 @@ class Children:
 def compacted(iterations: list[list[list[Any]]]) -> list[list[list[Any]]]:
     """A chunk's yields, its iterations' in index order, as the few writes that merge the same (scope.combined).
 
-    The parent keeps every chunk's until the foreach ends, and its memo carries them on.
+    A child sends its chunk's yields so (since 0.2.0.dev6; the result's shape is not part of replay), and the
+    parent compacts what older children sent: it keeps every chunk's until the foreach ends, and its memo
+    carries them on.
     """
     writes = combined([(target, fields) for iteration in iterations for target, fields in iteration])
     return [[[target, fields] for target, fields in writes]] if writes else []

@@ -13,7 +13,7 @@ from interpreter.cli.run_view import fetch_view
 from interpreter.cli.status_view import run_counts
 from interpreter.program.config import RuntimeConfig
 from interpreter.program.queries import StepsPage, StepsQuery
-from interpreter.workflows.chunks import ChunkRequest
+from interpreter.workflows.chunks import ChunkRequest, ChunkResult
 
 from ..runtime.harness import FAST_RETRY, run_ffl
 from ..runtime.test_workflow_runtime import ListSink
@@ -58,6 +58,8 @@ async def test_foreach_over_the_threshold_runs_in_children_and_keeps_item_order(
     # Each child is sent its slice of the list, never the list: the body reads no parameter but `$.n`.
     first = await child_request(temporal_client, ids[1])
     assert (first.items, first.first, first.params) == ([3, 4, 5], 3, {})
+    # And it sends back its iterations' yields as the one write they merge into, not one per iteration.
+    assert (await child_result(temporal_client, ids[1])).writes == [[["fan.Fan", {"sums": [103, 104, 105]}]]]
 
 
 async def child_request(client, child_id: str) -> ChunkRequest:
@@ -65,6 +67,13 @@ async def child_request(client, child_id: str) -> ChunkRequest:
     started = history.events[0].workflow_execution_started_event_attributes
     [request] = await client.data_converter.decode(started.input.payloads[:1], [ChunkRequest])
     return request
+
+
+async def child_result(client, child_id: str) -> ChunkResult:
+    history = await client.get_workflow_handle(child_id).fetch_history()
+    completed = history.events[-1].workflow_execution_completed_event_attributes
+    [result] = await client.data_converter.decode(completed.result.payloads[:1], [ChunkResult])
+    return result
 
 
 NESTED = """namespace nest {
