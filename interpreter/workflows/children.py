@@ -11,8 +11,9 @@ of iterations exactly as the parent would — same step paths (a child's
 steps sit under the parent's foreach path), same activity ids, same mirror
 identity (the root run's workflow and run id) — and returns its
 iterations' yields, in index order and compacted (``compacted``), or the
-failure that stopped them. The parent merges the yields by index, so the result is the one a single history gives; a failure
-fails (or is caught by) the foreach's step with the same message. A child's
+failure that stopped them. The parent merges the yields by index, so the
+result is the one a single history gives; a failure fails (or is caught by)
+the foreach's step with the same message. A child's
 own foreach may fan out again (nested children). Cancelling the parent
 cancels its children (they are awaited children, and close with it).
 
