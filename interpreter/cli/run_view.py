@@ -350,28 +350,36 @@ async def steps_from_history(handle, max_events: int = 20_000) -> list[dict[str,
     return list(records.values())
 
 
+def local_activity_type(event) -> str | None:
+    """The activity type a ``core_local_activity`` marker records (the SDK's own marker: its ``data`` names
+    the type, its ``result`` holds the answer), or None for any other event."""
+    if not event.HasField("marker_recorded_event_attributes"):
+        return None
+    attrs = event.marker_recorded_event_attributes
+    data = attrs.details.get("data")
+    if attrs.marker_name != "core_local_activity" or not data or not data.payloads:
+        return None
+    try:
+        return json.loads(data.payloads[0].data).get("activity_type")
+    except (ValueError, AttributeError):
+        return None
+
+
 def loaded_payload(event, scheduled: dict[int, str]):
     """LoadProgram's result payload if ``event`` records it, else None; ``scheduled`` collects activity types.
 
     A run of 0.2.0.dev5 or older pinned its program as an activity's result; since 0.2.0.dev6 the program
-    loads as a local activity, whose result is in a ``core_local_activity`` marker (the SDK's own: its
-    ``data`` names the activity type, its ``result`` holds the answer)."""
+    loads as a local activity, whose result is in its marker (``local_activity_type``)."""
     if event.HasField("activity_task_scheduled_event_attributes"):
         scheduled[event.event_id] = event.activity_task_scheduled_event_attributes.activity_type.name
     elif event.HasField("activity_task_completed_event_attributes"):
         attrs = event.activity_task_completed_event_attributes
         if scheduled.get(attrs.scheduled_event_id) == LOAD_PROGRAM_ACTIVITY and attrs.result.payloads:
             return attrs.result.payloads[0]
-    elif event.HasField("marker_recorded_event_attributes"):
-        attrs = event.marker_recorded_event_attributes
-        data, result = attrs.details.get("data"), attrs.details.get("result")
-        if attrs.marker_name == "core_local_activity" and data and data.payloads and result and result.payloads:
-            try:
-                kind = json.loads(data.payloads[0].data).get("activity_type")
-            except (ValueError, AttributeError):
-                return None
-            if kind == LOAD_PROGRAM_ACTIVITY:
-                return result.payloads[0]
+    elif local_activity_type(event) == LOAD_PROGRAM_ACTIVITY:
+        result = event.marker_recorded_event_attributes.details.get("result")
+        if result and result.payloads:
+            return result.payloads[0]
     return None
 
 

@@ -27,6 +27,7 @@ from temporalio.client import WorkflowFailureError
 from temporalio.common import RawValue
 
 from interpreter.activities.program_store import LocalProgramStore
+from interpreter.cli.run_view import local_activity_type
 from interpreter.compiler import compile_files
 from tests.runtime.harness import activity_records
 from tests.runtime.test_worker import WorkerProcess
@@ -117,9 +118,7 @@ async def failed_at_once(handle) -> None:
     kinds = [e.event_type for e in history.events]
     assert EventType.EVENT_TYPE_ACTIVITY_TASK_SCHEDULED not in kinds
     assert kinds.count(EventType.EVENT_TYPE_WORKFLOW_TASK_COMPLETED) == 1
-    local = [json.loads(e.marker_recorded_event_attributes.details["data"].payloads[0].data)["activity_type"]
-             for e in history.events if e.event_type == EventType.EVENT_TYPE_MARKER_RECORDED
-             and e.marker_recorded_event_attributes.marker_name == "core_local_activity"]
+    local = [kind for kind in map(local_activity_type, history.events) if kind is not None]
     assert local == ["ffl.LoadProgram"]
     assert EventType.EVENT_TYPE_TIMER_STARTED not in kinds and EventType.EVENT_TYPE_WORKFLOW_TASK_FAILED not in kinds
     assert kinds[-1] == EventType.EVENT_TYPE_WORKFLOW_EXECUTION_FAILED
