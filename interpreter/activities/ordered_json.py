@@ -10,7 +10,6 @@ history holds, so nothing else changes.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from temporalio.api.common.v1 import Payload
@@ -25,9 +24,11 @@ from temporalio.converter import (
 class OrderedJSONPayloadConverter(JSONPlainPayloadConverter):
     """``json/plain`` as the SDK writes it, without sorting keys."""
 
+    _compact = AdvancedJSONEncoder(separators=(",", ":"))  # one for every payload: ``json.dumps`` builds one a call
+
     def to_payload(self, value: Any) -> Payload | None:
         return Payload(metadata={"encoding": self.encoding.encode()},
-                       data=json.dumps(value, cls=AdvancedJSONEncoder, separators=(",", ":")).encode())
+                       data=self._compact.encode(value).encode())
 
 
 class OrderedPayloadConverter(CompositePayloadConverter):

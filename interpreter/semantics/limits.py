@@ -16,9 +16,13 @@ from typing import Any
 PAYLOAD_LIMIT = 2 * 1024 * 1024
 """Bytes Temporal accepts in one payload (SDK and server default error limit)."""
 
+_COMPACT = json.JSONEncoder(default=str, separators=(",", ":"))
+"""One encoder for every size check: ``json.dumps`` with options builds a new one per call (each step's)."""
+
+
 def oversize(value: Any, limit: int = PAYLOAD_LIMIT) -> int | None:
     """The JSON size of ``value`` when it is over ``limit``, else None."""
-    size = len(json.dumps(value, default=str, separators=(",", ":")))
+    size = len(_COMPACT.encode(value))
     return size if size > limit else None
 
 

@@ -22,11 +22,14 @@ from .pacing import Admission
 class WorkflowClock:
     """Workflow time, and the workflow task a call happens in (its history length)."""
 
+    def __init__(self) -> None:
+        self._info = workflow.info()  # the run's: admission reads its history length a few times a step
+
     def now(self) -> float:
         return workflow.now().timestamp()
 
     def task(self) -> int:
-        return workflow.info().get_current_history_length()
+        return self._info.get_current_history_length()
 
 
 def ticks(options: workflow.ActivityConfig) -> Callable[[int], Awaitable[None]]:

@@ -139,6 +139,12 @@ class Scale:
         self._turns = 0
         self._restored = 0  # memo hits since the last yield
         self.yields = 0
+        self._info: workflow.Info | None = None  # the run's, kept: its history length is read a few times a step
+
+    def _history_length(self) -> int:
+        if self._info is None:
+            self._info = workflow.info()
+        return self._info.get_current_history_length()
 
     def holds(self) -> bool:
         """Whether the run starts nothing new: its history has reached the limit (and it has done some work,
@@ -150,7 +156,7 @@ class Scale:
             return True
         if not self.memo.fresh:
             return False
-        length = workflow.info().get_current_history_length()
+        length = self._history_length()
         local = self._local_done if self._local_task == length else 0
         if self.pace is not None:  # a local activity replays like a remote one: weighed as such
             recorded = self._local_total - local  # markers already in ``length``, one event each
@@ -163,7 +169,7 @@ class Scale:
         end the task first, waiting for an ``ffl.Tick`` (one for every step waiting at this point)."""
         if self.pace is None:
             return
-        if self._local_task == workflow.info().get_current_history_length() and self._local_done >= self.pace.batch:
+        if self._local_task == self._history_length() and self._local_done >= self.pace.batch:
             if self._turn is None or self._turn.done():
                 self._turns += 1
                 self._turn = asyncio.ensure_future(workflow.execute_activity(
@@ -172,7 +178,7 @@ class Scale:
 
     def local_done(self) -> None:
         """A local activity finished: one marker event more once this workflow task completes."""
-        length = workflow.info().get_current_history_length()
+        length = self._history_length()
         if length != self._local_task:
             self._local_task, self._local_done = length, 0
         self._local_done += 1

@@ -54,10 +54,14 @@ class Memo:
         return {**self.restored, **self.fresh}
 
 
+_CANONICAL = json.JSONEncoder(sort_keys=True, separators=(",", ":"), default=repr)
+"""The digest's JSON, one encoder for every call (``json.dumps`` with options builds one per call)."""
+
+
 def call_digest(facet: str, args: Any) -> str:
     """What a step was called with, in 16 hex digits: a memo entry is honoured only for the same facet and
     arguments (a resumed run whose earlier steps ran again, or a run moved to another program)."""
-    text = json.dumps([facet, args], sort_keys=True, separators=(",", ":"), default=repr)
+    text = _CANONICAL.encode([facet, args])
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 

@@ -42,6 +42,8 @@ class Records:
     already mirrored; ``places`` the mirror places a child inherits (its foreach's owner step); ``earlier``
     the step counts of units earlier runs completed that this history restores without a record.
     ``clock`` stamps the records, ``show`` takes the current details (the Web UI's), ``logger`` the log lines.
+    ``later`` (the workflow's ``call_soon``) defers the details to the end of the activation: a step's records
+    change them several times in one, and only the last is read.
     """
 
     def __init__(self, workflow_id: str, run_id: str, program_hash: str, *, clock: Callable[[], datetime],
@@ -49,9 +51,11 @@ class Records:
                  mirror: bool = False, seq: int = 0,
                  quiet: Collection[str] = (), root: str = "", header: str = "",
                  places: dict[str, tuple[str | None, str, str]] | None = None, blocks: Collection[str] = (),
-                 earlier: dict[str, int] | None = None):
+                 earlier: dict[str, int] | None = None, later: Callable[[Callable[[], None]], object] | None = None):
         self.clock = clock
         self.show = show
+        self.later = later
+        self._stale = False  # details changed and their publication is scheduled
         self.logger = logger
         self.workflow_id = workflow_id
         self.run_id = run_id
@@ -206,6 +210,14 @@ class Records:
         return page_of(self.steps, query, self.counts, self.children, self.earlier)
 
     def _details(self) -> None:
+        if self.later is None:
+            self._publish()
+        elif not self._stale:
+            self._stale = True
+            self.later(self._publish)
+
+    def _publish(self) -> None:
+        self._stale = False
         current = None
         if self.waits:  # a wait says what it waits for, and how to end it
             path, (note, signal) = next(iter(self.waits.items()))

@@ -7,6 +7,7 @@ lines go to the workflow's logger, which stays silent during replay.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 from temporalio import workflow
@@ -19,4 +20,5 @@ class Tracker(Records):
 
     def __init__(self, workflow_id: str, run_id: str, program_hash: str, **given: Any):
         super().__init__(workflow_id, run_id, program_hash, clock=workflow.now, show=workflow.set_current_details,
-                         logger=workflow.logger, **given)
+                         logger=workflow.logger,
+                         later=lambda publish: asyncio.get_running_loop().call_soon(publish), **given)
