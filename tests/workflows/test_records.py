@@ -45,6 +45,19 @@ def test_the_current_details_name_the_waiting_step_else_the_newest_running_one()
     assert "waiting" not in kept.steps["w"] and not kept.waits
 
 
+def test_deferred_details_are_rendered_once_for_many_changes_and_show_the_last_state():
+    pending: list = []
+    kept, shown = records(header="**FFL** run", root="Wf", later=pending.append)
+    kept.step("a", "ns.F", "running")
+    kept.step("a", "ns.F", "completed", returns={})
+    kept.step("b", "ns.G", "running")
+    assert shown == [] and len(pending) == 1, "one publication scheduled for the header and three changes"
+    pending.pop()()
+    assert len(shown) == 1 and "1 done, 1 running" in shown[0] and "ns.G" in shown[0]
+    kept.step("b", "ns.G", "completed", returns={})
+    assert len(pending) == 1, "a change after the publication schedules the next one"
+
+
 def test_mirror_records_are_stamped_by_the_clock_and_numbered_in_emission_order():
     kept, _ = records(mirror=True, seq=7)
     kept.runner("Wf", "running", program_hash="hash-2")
