@@ -108,6 +108,19 @@ def run_level(describe: Callable[[bool], None], fresh: Level | None) -> Level:
     return Level.SHORT_TASKS if workflow.patched(SHORT_TASKS_PATCH) else Level.SNAPSHOT
 
 
+class NewerRun(RuntimeError):
+    """A run of a later release than this worker's: its workflow task fails and is retried, so the run waits
+    (nothing lost) until a worker of that release, or a newer one, takes it."""
+
+
+def known_level(parent: int) -> None:
+    """Refuse, before the child does anything, a parent's level this release does not know."""
+    newest = max(Level)
+    if parent > newest:
+        raise NewerRun(f"this child's run was started by a newer release of the FFL interpreter (level {parent}; "
+                       f"this worker runs up to level {int(newest)}): upgrade this worker, the child waits for it")
+
+
 def child_level(parent: int) -> Level:
     """A child workflow (a chunk of a foreach) runs at its parent's level, which its request names (children
     exist since SCALE); up to SHORT_TASKS it recorded the CONTROL marker alone, since LOCAL_LOAD none."""

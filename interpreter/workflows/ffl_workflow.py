@@ -46,7 +46,7 @@ from .boundaries import activity_failure, check_input_size, decode_inputs
 from .children import chunk_failure, compacted
 from .chunks import ChunkFailure, ChunkRequest, ChunkResult
 from .continuation import MIRROR_BATCH_BYTES_BY_REFERENCE, Scale, local_pace
-from .features import Level, child_level, fresh_level, run_level
+from .features import Level, child_level, fresh_level, known_level, run_level
 from .loading import load_pinned
 from .options import load_program_options
 from .outbox import MIRROR_BATCH_BYTES, Outbox
@@ -174,6 +174,7 @@ class FFLWorkflow:
         same step paths, activity ids and mirror identity (the root run's); their yields by index, or the failure
         that stopped them."""
         request = trust.chunk_request(args, ChunkRequest)  # trust boundary: from a parent of its own run only
+        known_level(request.level)
         continued = trust.continuation(args, root=False)
         if continued is None and request.recover:  # a child of a resumed run: the closed child's iterations
             continued = await resume.resume_chunk(request.recover, request.again, request.root_id, request.seq,
