@@ -4,16 +4,21 @@ The interpreter worker and the handler worker are separate ``worker.py``
 processes (the interpreter's peak memory is its own); the workflow is
 started like any client would. Printed per workload: wall time, items (or
 steps) per second, the runs involved (children and runs continued as new),
-the largest history (events and bytes), the longest workflow task, how long
+the largest history (events and bytes), the longest workflow task (and the
+longest that ran no local activity: a task stays open while its local
+activities run), the workflow's own work in its busiest task (timed while
+every history replays, benchmarks/task_work.py), how long
 the largest history takes to replay (``Replayer``, unsandboxed, as the
 worker runs it) and the interpreter worker's peak memory (VmHWM). The chain
 runs its handler in the interpreter worker's process (local activities);
 ``--chain-remote`` runs it on the handler worker instead; ``--foreach-local`` runs the foreach's handler
-in the interpreter worker too (local activities, as ``ffl run`` does). Figures only:
+in the interpreter worker too (local activities, as ``ffl run`` does); ``--hand`` runs the foreach
+hand-written as well (``bench.HandFanOut`` on a worker process of its own, the same handler worker)
+and prints FFL / hand-written. Figures only:
 nothing here asserts a time.
 
     python benchmarks/scale_bench.py [--only foreach,chain] [--items 100000] [--chain 50000]
-        [--chain-remote] [--foreach-local] [--address HOST:PORT] [--config JSON]
+        [--chain-remote] [--foreach-local] [--hand] [--address HOST:PORT] [--config JSON]
 """
 
 from __future__ import annotations
@@ -43,12 +48,13 @@ from interpreter.cli.connect import ConnectOptions, connect
 from interpreter.cli.run_view import loaded_payload
 from interpreter.compiler import compile_sources
 from interpreter.program.pinned import unpack_program
-from interpreter.workflows import FFLWorkflow, workflow_runner
+from interpreter.workflows import FFLWorkflow
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # run as a script: benchmarks/ is not installed
-from benchmarks.history_figures import task_durations, task_failures  # noqa: E402
+from benchmarks.history_figures import task_failures, task_spans  # noqa: E402
 from benchmarks.servers import temporal_server  # noqa: E402
+from benchmarks.task_work import TimedRunner  # noqa: E402
 
 HANDLERS = ROOT / "benchmarks" / "scale_handlers.py"
 
@@ -84,6 +90,9 @@ class Figures:
     largest_events: int = 0
     largest_bytes: int = 0
     longest_task: float = 0.0
+    longest_remote_task: float = 0.0  # tasks that ran no local activity: all of it the worker's turn
+    longest_task_work: float = 0.0  # the workflow's own work in one task, timed in replay
+    longest_activation: float = 0.0
     failed_tasks: int = 0
     replay_seconds: float = 0.0
     replays: list[float] = field(default_factory=list)  # every history's replay, in seconds
@@ -102,8 +111,8 @@ def peak_memory_mb(pid: int) -> float:
     return 0.0
 
 
-def spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(ROOT / "worker.py"), *args], env=env, stdout=log.open("w"),
+def spawn(args: list[str], env: dict[str, str], log: Path, script: Path = ROOT / "worker.py") -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(script), *args], env=env, stdout=log.open("w"),
                             stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -177,13 +186,16 @@ async def run_workload(client: Client, figures: Figures, workflow: str, inputs: 
     largest = max(histories, key=lambda h: len(h.events))
     figures.largest_events = len(largest.events)
     figures.largest_bytes = max(sum(e.ByteSize() for e in h.events) for h in histories)
-    figures.longest_task = max(max(task_durations(h), default=0.0) for h in histories)
+    spans = [span for h in histories for span in task_spans(h)]
+    figures.longest_task = max((seconds for seconds, _ in spans), default=0.0)
+    figures.longest_remote_task = max((seconds for seconds, local in spans if not local), default=0.0)
     figures.failed_tasks = sum(task_failures(h) for h in histories)
     converter = value_converter(store)
     parse_began = time.perf_counter()
     await parse_pinned(largest, converter)  # once per process, as a worker's LoadProgram does for its runs
     figures.parse_seconds = time.perf_counter() - parse_began
-    replayer = Replayer(workflows=[FFLWorkflow], workflow_runner=workflow_runner(), data_converter=converter)
+    timed = TimedRunner()  # the worker's unsandboxed runner (workflow_runner()), timing each task's work
+    replayer = Replayer(workflows=[FFLWorkflow], workflow_runner=timed, data_converter=converter)
     for number, history in enumerate(histories):  # every run of the chain, every child of the foreach
         if number % replay_every and history is not largest:
             continue  # --replay-every: a sample (the largest always), for runs of thousands of histories
@@ -198,6 +210,42 @@ async def run_workload(client: Client, figures: Figures, workflow: str, inputs: 
         events = history.events
         figures.run_seconds.append(events[-1].event_time.ToDatetime().timestamp()
                                    - events[0].event_time.ToDatetime().timestamp())
+    figures.longest_task_work, figures.longest_activation = timed.longest_task, timed.longest_activation
+
+
+async def run_hand(client: Client, address: str, count: int, handler_queue: str, env: dict[str, str],
+                   log: Path, timeout: float) -> Figures:
+    """The same fan-out hand-written (``bench.HandFanOut``: children of 1,000 activities, each an ``asyncio.gather``),
+    on its own worker process and the same handler worker: the side-by-side figure for the foreach."""
+    figures = Figures("hand-written foreach", "items", count)
+    queue = handler_queue + "-hand"
+    worker = spawn(["--task-queue", queue, "--address", address], env, log, ROOT / "benchmarks" / "hand_worker.py")
+    try:
+        await asyncio.sleep(3.0)  # the worker polls before the run starts
+        print(f"{figures.name}: running {count:,} items ...", file=sys.stderr, flush=True)
+        workflow_id = f"scale-hand-{uuid.uuid4().hex[:8]}"
+        began = time.monotonic()
+        handle = await client.start_workflow(
+            "bench.HandFanOut", {"facet": "bench.Noop", "queue": handler_queue, "count": count, "per_child": 1000},
+            id=workflow_id, task_queue=queue)
+        try:
+            figures.ok = await asyncio.wait_for(handle.result(), timeout) == {"out": list(range(count))}
+        except Exception as err:  # noqa: BLE001 - a benchmark reports failures as figures
+            figures.error = f"{type(err).__name__}: {err}"[:300]
+            await handle.terminate("benchmark gave up")
+        figures.wall = time.monotonic() - began
+        figures.peak_mb = peak_memory_mb(worker.pid)
+    finally:
+        worker.terminate()
+        worker.wait(30)
+    histories, figures.children, figures.continued = await all_histories(client, workflow_id)
+    figures.runs = len(histories)
+    figures.largest_events = max(len(h.events) for h in histories)
+    figures.largest_bytes = max(sum(e.ByteSize() for e in h.events) for h in histories)
+    spans = [span for h in histories for span in task_spans(h)]
+    figures.longest_task = figures.longest_remote_task = max((seconds for seconds, _ in spans), default=0.0)
+    figures.failed_tasks = sum(task_failures(h) for h in histories)
+    return figures
 
 
 def print_figures(rows: list[Figures]) -> None:
@@ -206,9 +254,16 @@ def print_figures(rows: list[Figures]) -> None:
         print(f"{f.name}: {f.count:,} {f.units} {'ok' if f.ok else 'FAILED ' + f.error}")
         print(f"  wall {f.wall:.1f} s, {rate:.0f} {f.units}/s; runs involved {f.runs} "
               f"({f.children} child workflows, {f.continued} continued as new)")
+        if not f.replays:  # the hand-written side: no replay, the worker's memory
+            print(f"  largest history {f.largest_events:,} events, {f.largest_bytes / 1024:.0f} KB; "
+                  f"failed tasks {f.failed_tasks}; longest workflow task {f.longest_task * 1000:.0f} ms; "
+                  f"worker peak memory {f.peak_mb:.0f} MB")
+            continue
         print(f"  largest history {f.largest_events:,} events, {f.largest_bytes / 1024:.0f} KB; "
-              f"replays in {f.replay_seconds:.2f} s (program parsed first: {f.parse_seconds:.1f} s); longest workflow task {f.longest_task * 1000:.0f} ms; "
-              f"failed tasks {f.failed_tasks}")
+              f"replays in {f.replay_seconds:.2f} s (program parsed first: {f.parse_seconds:.1f} s); failed tasks {f.failed_tasks}")
+        print(f"  longest workflow task {f.longest_task * 1000:.0f} ms (of those that ran no local activity "
+              f"{f.longest_remote_task * 1000:.0f} ms); the workflow's own work in one task at most "
+              f"{f.longest_task_work * 1000:.0f} ms, in one activation {f.longest_activation * 1000:.0f} ms (replayed)")
         if f.replays:
             ordered = sorted(f.replays)
             print(f"  replay of {len(ordered)} of its {f.runs} histories: median {ordered[len(ordered) // 2]:.2f} s, "
@@ -227,6 +282,8 @@ async def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--chain-remote", action="store_true", help="run the chain's handler on the handler worker")
     parser.add_argument("--foreach-local", action="store_true",
                         help="run the foreach's handler in the interpreter worker (local activities)")
+    parser.add_argument("--hand", action="store_true",
+                        help="also run the foreach hand-written (children of 1,000, each an asyncio.gather), side by side")
     parser.add_argument("--address", help="an existing Temporal server (default: start a local dev server)")
     parser.add_argument("--config", default="{}", help="runtime configuration JSON for the interpreter worker")
     parser.add_argument("--timeout", type=float, default=7200.0)
@@ -282,10 +339,14 @@ async def main(argv: list[str] | None = None) -> int:
                     await run_workload(client, figures, workflow, inputs, expected, run_queue, args.timeout,
                                        interpreter.pid, store, args.keep_histories, args.replay_every)
                     rows.append(figures)
+                    if args.hand and name == "foreach" and not args.foreach_local:
+                        hand = await run_hand(client, address, args.items, handler_queue, env,
+                                              tmp_path / "hand-worker.log", args.timeout)
+                        rows.append(hand)
                     for process in (interpreter, handlers):
                         process.terminate()
                         process.wait(30)
-                    print_figures([figures])
+                    print_figures(rows[-2:] if rows[-1] is not figures else [figures])
                     sys.stdout.flush()
         finally:
             for process in processes:
@@ -293,6 +354,9 @@ async def main(argv: list[str] | None = None) -> int:
                     process.kill()
     print("\nsummary")
     print_figures(rows)
+    walls = {f.name: f.wall for f in rows if f.ok}
+    if "foreach" in walls and "hand-written foreach" in walls:
+        print(f"foreach, FFL / hand-written: {walls['foreach'] / walls['hand-written foreach']:.2f}")
     return 0 if all(f.ok for f in rows) else 1
 
 
