@@ -18,7 +18,7 @@ and prints FFL / hand-written. Figures only:
 nothing here asserts a time.
 
     python benchmarks/scale_bench.py [--only foreach,chain] [--items 100000] [--chain 50000]
-        [--chain-remote] [--foreach-local] [--hand] [--address HOST:PORT] [--config JSON]
+        [--chain-remote] [--foreach-local] [--hand [--hand-first]] [--address HOST:PORT] [--config JSON]
 """
 
 from __future__ import annotations
@@ -284,6 +284,7 @@ async def main(argv: list[str] | None = None) -> int:
                         help="run the foreach's handler in the interpreter worker (local activities)")
     parser.add_argument("--hand", action="store_true",
                         help="also run the foreach hand-written (children of 1,000, each an asyncio.gather), side by side")
+    parser.add_argument("--hand-first", action="store_true", help="with --hand: the hand-written run goes first")
     parser.add_argument("--address", help="an existing Temporal server (default: start a local dev server)")
     parser.add_argument("--config", default="{}", help="runtime configuration JSON for the interpreter worker")
     parser.add_argument("--timeout", type=float, default=7200.0)
@@ -335,14 +336,18 @@ async def main(argv: list[str] | None = None) -> int:
                                      env, tmp_path / f"{name}-handlers.log")
                     processes += [interpreter, handlers]
                     await asyncio.sleep(3.0)  # both workers poll before the run starts
+                    side_by_side = args.hand and name == "foreach" and not args.foreach_local
+                    hand = None
+                    if side_by_side and args.hand_first:
+                        hand = await run_hand(client, address, args.items, handler_queue, env,
+                                              tmp_path / "hand-worker.log", args.timeout)
                     print(f"{name}: running {figures.count:,} {figures.units} ...", file=sys.stderr, flush=True)
                     await run_workload(client, figures, workflow, inputs, expected, run_queue, args.timeout,
                                        interpreter.pid, store, args.keep_histories, args.replay_every)
-                    rows.append(figures)
-                    if args.hand and name == "foreach" and not args.foreach_local:
+                    if side_by_side and hand is None:
                         hand = await run_hand(client, address, args.items, handler_queue, env,
                                               tmp_path / "hand-worker.log", args.timeout)
-                        rows.append(hand)
+                    rows += [figures, hand] if hand is not None else [figures]
                     for process in (interpreter, handlers):
                         process.terminate()
                         process.wait(30)
