@@ -20,15 +20,21 @@ from .pacing import Admission
 
 
 class WorkflowClock:
-    """Workflow time, and the workflow task a call happens in (its history length)."""
+    """Workflow time, and the workflow task a call happens in (its history length).
+
+    The run's ``Info`` is kept on first use: the history length is read several times a step (admission,
+    the hold on new work), and a clock can be made outside a workflow, where there is no ``Info`` yet.
+    """
 
     def __init__(self) -> None:
-        self._info = workflow.info()  # the run's: admission reads its history length a few times a step
+        self._info: workflow.Info | None = None
 
     def now(self) -> float:
         return workflow.now().timestamp()
 
     def task(self) -> int:
+        if self._info is None:
+            self._info = workflow.info()
         return self._info.get_current_history_length()
 
 

@@ -50,6 +50,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import TICK_ACTIVITY
     from interpreter.semantics.snapshot import Snapshot
 
+from .admission import WorkflowClock
 from .chunks import ChunkResult
 from .features import Level
 from .memo import (
@@ -139,12 +140,7 @@ class Scale:
         self._turns = 0
         self._restored = 0  # memo hits since the last yield
         self.yields = 0
-        self._info: workflow.Info | None = None  # the run's, kept: its history length is read a few times a step
-
-    def _history_length(self) -> int:
-        if self._info is None:
-            self._info = workflow.info()
-        return self._info.get_current_history_length()
+        self._history_length = WorkflowClock().task  # the workflow task local activities are counted in
 
     def holds(self) -> bool:
         """Whether the run starts nothing new: its history has reached the limit (and it has done some work,

@@ -27,7 +27,7 @@ _writes = st.lists(st.tuples(st.sampled_from(["A", "B"]),
                              st.dictionaries(st.sampled_from(["x", "y", "z"]), _values, max_size=3)), max_size=12)
 
 
-def merged(start: dict, writes: list) -> list:
+def merged_items(start: dict, writes: list) -> list:
     returns = dict(start)
     for _, fields in writes:
         merge_into(returns, fields, set())
@@ -37,7 +37,7 @@ def merged(start: dict, writes: list) -> list:
 @given(_writes, st.dictionaries(st.sampled_from(["x", "y", "z"]), _values, max_size=3))
 def test_combined_writes_merge_into_exactly_what_the_writes_merge_into_key_order_included(writes, start):
     together = combined(writes)
-    assert merged(start, together) == merged(start, writes)
+    assert merged_items(start, together) == merged_items(start, writes)
     runs = sum(1 for k, (target, _) in enumerate(writes) if k == 0 or writes[k - 1][0] != target)
     assert len(together) <= min(len(writes), 2 * runs)  # each run of one target's writes: one or two
 
@@ -47,7 +47,7 @@ def test_a_thousand_one_item_yields_become_one_write_and_a_value_before_lists_ke
     assert combined(writes) == [("Fan", {"out": list(range(1000))})]
     reset = combined([("Fan", {"out": [1]}), ("Fan", {"out": "none"}), ("Fan", {"out": [2]}), ("Fan", {"n": 1})])
     assert reset == [("Fan", {"out": "none", "n": 1}), ("Fan", {"out": [2]})]
-    assert merged({"out": [0]}, reset) == [("out", [2]), ("n", 1)]
+    assert merged_items({"out": [0]}, reset) == [("out", [2]), ("n", 1)]
 
 
 def test_a_list_another_step_holds_is_copied_and_one_the_merge_made_is_extended_in_place():

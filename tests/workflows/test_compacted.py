@@ -7,7 +7,7 @@ from interpreter.workflows.children import compacted
 from interpreter.workflows.chunks import ChunkResult
 
 
-def merged(iterations: list) -> dict:
+def merge_iterations(iterations: list) -> dict:
     returns: dict = {}
     for iteration in iterations:
         for _target, fields in iteration:
@@ -19,7 +19,7 @@ def test_a_chunk_of_a_thousand_iterations_is_kept_as_one_write_with_the_same_mer
     iterations = [[["Fan", {"out": [i], "last": i}]] for i in range(1000)]
     kept = compacted(iterations)
     assert kept == [[["Fan", {"out": list(range(1000)), "last": 999}]]]
-    assert merged(kept) == merged(iterations)
+    assert merge_iterations(kept) == merge_iterations(iterations)
 
 
 def test_a_result_carried_by_an_earlier_release_per_iteration_compacts_the_same_and_empty_stays_empty():
