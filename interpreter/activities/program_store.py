@@ -26,9 +26,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from ..program.model import FacetDecl, Program
-from ..program.serialize import content_hash, program_from_json, program_to_json
-from ..program.walk import steps_of
+from ..program.model import Program
+from ..program.serialize import canonical_json, content_hash, program_data, program_to_json
 from .private_files import private_dir
 
 
@@ -196,43 +195,67 @@ def trim_program(text: str, workflow: str) -> str:
 
     Runs pin this in history (the hash stays the published program's), so a
     registry holding many workflows does not weigh on every run's history.
+    It works on the stored canonical JSON as parsed, without building the
+    model: a run's first LoadProgram of a 10,000-step program spent seconds
+    validating and re-serialising it (the run's program is validated where
+    it is unpacked, program/pinned.py). ``text`` is canonical (the store
+    checks it hashes to its name), so a workflow that reaches all of it gets
+    ``text`` itself.
     """
-    program = program_from_json(text)
-    facets: dict[str, FacetDecl] = {}
+    data = program_data(text)
+    all_facets, all_schemas, all_implicits = data.get("facets", {}), data.get("schemas", {}), data.get("implicits", {})
+    facets: set[str] = set()
     schemas: set[str] = set()
     pending = [workflow]
     while pending:
         name = pending.pop()
         if name in facets:
             continue
-        if name in program.schemas:
+        if name in all_schemas:
             if name not in schemas:  # and the schemas its fields are typed with
                 schemas.add(name)
-                pending.extend(f.type.name for f in program.schemas[name].fields)
+                pending.extend(f["type"]["name"] for f in all_schemas[name].get("fields", []))
             continue
-        decl = program.facets.get(name)
+        decl = all_facets.get(name)
         if decl is None:
             continue
-        facets[name] = decl
-        pending.extend(p.type.name for p in [*decl.params, *decl.returns])  # types the boundaries check
-        pending.extend(m.facet for m in decl.mixins if m.facet)
-        for implicit in program.implicits.get(name, []):
-            pending.extend(m.facet for m in implicit.call.mixins if m.facet)
+        facets.add(name)
+        pending.extend(p["type"]["name"] for p in [*decl.get("params", []), *decl.get("returns", [])])
+        pending.extend(_mixins(decl))  # types the boundaries check, above; signature mixins
+        for implicit in all_implicits.get(name, []):
+            pending.extend(_mixins(implicit["call"]))
         pending.extend(_called(decl))
-    trimmed = Program(
-        format=program.format,
-        facets={name: facets[name] for name in sorted(facets)},
-        schemas={name: program.schemas[name] for name in sorted(schemas)},
-        implicits={name: imps for name, imps in program.implicits.items() if name in facets or name in schemas},
-    )
-    return program_to_json(trimmed)
+    implicits = {name: imps for name, imps in all_implicits.items() if name in facets or name in schemas}
+    if len(facets) == len(all_facets) and len(schemas) == len(all_schemas) and len(implicits) == len(all_implicits):
+        return text  # the workflow reaches all of it: the stored canonical JSON already is the answer
+    return canonical_json({
+        "format": data["format"],
+        "facets": {name: all_facets[name] for name in facets},
+        "schemas": {name: all_schemas[name] for name in schemas},
+        "implicits": implicits,
+    })
 
 
-def _called(decl: FacetDecl) -> list[str]:
-    """Qualified names every call and mixin in ``decl``'s bodies (nested ones included) refers to."""
+def _mixins(node: dict) -> list[str]:
+    return [m["facet"] for m in node.get("mixins", []) if m.get("facet")]
+
+
+def _called(decl: dict) -> list[str]:
+    """Qualified names every call and mixin in ``decl``'s bodies and catch (nested ones included) refers to:
+    the steps program.walk visits, read from the program's JSON."""
     found: list[str] = []
-    for step in steps_of(decl):
-        if step.call.facet:
-            found.append(step.call.facet)
-        found.extend(m.facet for m in step.call.mixins if m.facet)
+    blocks = list(decl.get("blocks", []))
+    if decl.get("catch"):
+        blocks.append(decl["catch"]["block"])
+    while blocks:
+        block = blocks.pop()
+        for step in block.get("steps", []):
+            call = step["call"]
+            if call.get("facet"):
+                found.append(call["facet"])
+            found.extend(_mixins(call))
+            blocks.extend(step.get("blocks", []))
+            if step.get("catch"):
+                blocks.append(step["catch"]["block"])
+        blocks.extend(case["body"] for case in block.get("cases", []))
     return found

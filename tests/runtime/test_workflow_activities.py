@@ -164,6 +164,53 @@ def test_trim_program_keeps_what_the_workflow_reaches():
         program_to_json(trimmed)
 
 
+def _reachable(program, workflow: str) -> tuple[set[str], set[str]]:
+    """The facets and schemas ``workflow`` reaches, walked on the model (program.walk): the oracle for
+    trim_program, which walks the program's JSON instead."""
+    from interpreter.program.walk import steps_of
+
+    facets: set[str] = set()
+    schemas: set[str] = set()
+    pending = [workflow]
+    while pending:
+        name = pending.pop()
+        if name in program.schemas:
+            if name not in schemas:
+                schemas.add(name)
+                pending.extend(f.type.name for f in program.schemas[name].fields)
+            continue
+        decl = program.facets.get(name)
+        if decl is None or name in facets:
+            continue
+        facets.add(name)
+        pending.extend(p.type.name for p in [*decl.params, *decl.returns])
+        pending.extend(m.facet for m in decl.mixins if m.facet)
+        for implicit in program.implicits.get(name, []):
+            pending.extend(m.facet for m in implicit.call.mixins if m.facet)
+        for step in steps_of(decl):
+            pending.extend([step.call.facet or "", *(m.facet for m in step.call.mixins if m.facet)])
+    return facets, schemas
+
+
+def test_trim_program_keeps_exactly_what_every_workflow_of_the_suite_reaches_as_canonical_json():
+    from interpreter.activities.program_store import trim_program
+    from interpreter.program.serialize import program_to_json
+    from tests.conformance_suite import sources, valid_folders
+
+    trimmed_any = 0
+    for path in valid_folders():
+        program = compile_text(dict(sources(path)))
+        text = program_to_json(program)
+        for workflow in program.workflows:
+            trimmed = trim_program(text, workflow)
+            facets, schemas = _reachable(program, workflow)
+            kept = program_from_json(trimmed)
+            assert (set(kept.facets), set(kept.schemas)) == (facets, schemas), f"{path.name}: {workflow}"
+            assert program_to_json(kept) == trimmed, f"{path.name}: {workflow}: not canonical"
+            trimmed_any += trimmed != text
+    assert trimmed_any, "some workflow of the suite reaches less than its whole program"
+
+
 async def test_a_program_not_found_names_the_worker_that_looked(tmp_path):
     activities = build_interpreter_activities(LocalProgramStore(tmp_path), RuntimeConfig(),
                                               identity="interpreter@host/42")
