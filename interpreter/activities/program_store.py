@@ -190,19 +190,27 @@ class LocalProgramStore:
 
 
 def trim_program(text: str, workflow: str) -> str:
-    """The canonical JSON of only what ``workflow`` can reach: its facets, schemas (called or used as
-    types, which the typed boundaries check) and implicits.
+    """The canonical JSON of only what ``workflow`` can reach (see ``trim_program_data``).
+
+    ``text`` is canonical (the store checks it hashes to its name), so a
+    workflow that reaches all of it gets ``text`` itself.
+    """
+    data = program_data(text)
+    trimmed = trim_program_data(data, workflow)
+    return text if trimmed is data else canonical_json(trimmed)
+
+
+def trim_program_data(data: dict, workflow: str) -> dict:
+    """A compiled program's parsed JSON cut to what ``workflow`` can reach: its facets, schemas (called or
+    used as types, which the typed boundaries check) and implicits; ``data`` itself when it reaches all.
 
     Runs pin this in history (the hash stays the published program's), so a
     registry holding many workflows does not weigh on every run's history.
-    It works on the stored canonical JSON as parsed, without building the
-    model: a run's first LoadProgram of a 10,000-step program spent seconds
-    validating and re-serialising it (the run's program is validated where
-    it is unpacked, program/pinned.py). ``text`` is canonical (the store
-    checks it hashes to its name), so a workflow that reaches all of it gets
-    ``text`` itself.
+    It works on the JSON as parsed, without building the model: a run's
+    first LoadProgram of a 10,000-step program spent seconds validating and
+    re-serialising it (the run's program is validated where it is unpacked,
+    program/pinned.py).
     """
-    data = program_data(text)
     all_facets, all_schemas, all_implicits = data.get("facets", {}), data.get("schemas", {}), data.get("implicits", {})
     facets: set[str] = set()
     schemas: set[str] = set()
@@ -227,13 +235,13 @@ def trim_program(text: str, workflow: str) -> str:
         pending.extend(_called(decl))
     implicits = {name: imps for name, imps in all_implicits.items() if name in facets or name in schemas}
     if len(facets) == len(all_facets) and len(schemas) == len(all_schemas) and len(implicits) == len(all_implicits):
-        return text  # the workflow reaches all of it: the stored canonical JSON already is the answer
-    return canonical_json({
+        return data
+    return {
         "format": data["format"],
         "facets": {name: all_facets[name] for name in facets},
         "schemas": {name: all_schemas[name] for name in schemas},
         "implicits": implicits,
-    })
+    }
 
 
 def _mixins(node: dict) -> list[str]:

@@ -47,9 +47,11 @@ def _without_loc(node: Any) -> Any:
     return node
 
 
-def pack_program(text: str) -> dict[str, str]:
-    """Canonical program JSON → ``{"program": json}`` or ``{"program_z": b64 zlib}``, locations dropped."""
-    lean = json.dumps(_without_loc(json.loads(text)), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+def pack_program(program: str | dict) -> dict[str, str]:
+    """A program's canonical JSON, or that JSON parsed, → ``{"program": json}`` or ``{"program_z": b64 zlib}``,
+    locations dropped."""
+    data = json.loads(program) if isinstance(program, str) else program
+    lean = json.dumps(_without_loc(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if len(lean) <= COMPRESS_ABOVE:
         return {"program": lean}
     packed = base64.b64encode(zlib.compress(lean.encode("utf-8"), 6)).decode("ascii")

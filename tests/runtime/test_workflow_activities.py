@@ -11,7 +11,7 @@ from temporalio.exceptions import ApplicationError
 from temporalio.testing import ActivityEnvironment
 
 from interpreter.activities.interpreter_side import build_interpreter_activities
-from interpreter.activities.program_store import LocalProgramStore, default_registry_root
+from interpreter.activities.program_store import LocalProgramStore, default_registry_root, trim_program
 from interpreter.activities.scripts import run_script_process
 from interpreter.program.config import RuntimeConfig, ScriptConfig
 from interpreter.program.constants import (
@@ -21,6 +21,8 @@ from interpreter.program.constants import (
     RUN_SCRIPT_ACTIVITY,
     TICK_ACTIVITY,
 )
+from interpreter.program.pinned import pack_program
+from interpreter.program.runinfo import source_files
 from interpreter.program.scripts import ScriptRequest
 from interpreter.program.serialize import content_hash, program_from_json
 
@@ -110,6 +112,9 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     loaded = await env.run(activities[0], {"workflow": "a.W", "hash": None})
     assert loaded["hash"] == digest and loaded["config"]["queues"] == {"a": "q"}
     assert json.loads(loaded["program"])["facets"]["a.W"]["kind"] == "workflow"
+    stored, _ = store.load("a.W")  # pinned from one parse of the stored JSON: what its text trimmed and packed gives
+    assert {"program": loaded["program"]} == pack_program(trim_program(stored, "a.W"))
+    assert loaded["sources"] == source_files(json.loads(stored)) != []
     with pytest.raises(ApplicationError) as info:
         await env.run(activities[0], {"workflow": "a.Nope"})
     assert info.value.type == "ProgramNotFound" and info.value.non_retryable
@@ -149,7 +154,6 @@ async def test_load_program_reads_the_store_once_per_pinned_hash(tmp_path):
 
 
 def test_trim_program_keeps_what_the_workflow_reaches():
-    from interpreter.activities.program_store import trim_program
     from interpreter.program.serialize import program_to_json
     from tests.conformance_suite import folder
 
@@ -193,7 +197,6 @@ def _reachable(program, workflow: str) -> tuple[set[str], set[str]]:
 
 
 def test_trim_program_keeps_exactly_what_every_workflow_of_the_suite_reaches_as_canonical_json():
-    from interpreter.activities.program_store import trim_program
     from interpreter.program.serialize import program_to_json
     from tests.conformance_suite import sources, valid_folders
 
