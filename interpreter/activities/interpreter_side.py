@@ -13,8 +13,8 @@ from temporalio.exceptions import ApplicationError
 
 from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, TICK_ACTIVITY
-from ..program.pinned import pack_program, unpack_program
-from ..program.runinfo import source_files
+from ..program.gcpause import collector_paused
+from ..program.pinned import pin_program, unpack_program
 from ..program.serialize import ProgramFormatError, program_data
 from .program_store import ProgramStore, ProgramTampered, checked_names, trim_program_data
 from .recovery import recover
@@ -73,8 +73,9 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
             raise ApplicationError(str(err), type="ProgramTampered", non_retryable=True) from err
 
         def pin() -> dict[str, Any]:  # the stored JSON parsed once: a 10,000-step program's takes 0.5 s
-            trimmed = trim_program_data(program_data(text), request["workflow"])
-            return {**pack_program(trimmed), "sources": source_files(trimmed)}
+            with collector_paused():  # trees of millions of acyclic nodes (program/gcpause.py)
+                packed, sources = pin_program(trim_program_data(program_data(text), request["workflow"]))
+                return {**packed, "sources": sources}
 
         key = (request["workflow"], digest)
         pinned = pinned_cache.get(key)  # children and continued runs load the same program again and again

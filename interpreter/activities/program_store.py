@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ..program.gcpause import collector_paused
 from ..program.model import Program
 from ..program.serialize import canonical_json, content_hash, program_data, program_to_json
 from .private_files import private_dir
@@ -114,7 +115,8 @@ def verified(text: str, program_hash: str) -> str:
 
 def check_workflow(text: str, workflow: str, program_hash: str) -> None:
     """LookupError unless the program ``text`` holds workflow ``workflow``."""
-    facets = json.loads(text).get("facets", {})
+    with collector_paused():  # a large program's millions of nodes (program/gcpause.py)
+        facets = json.loads(text).get("facets", {})
     if facets.get(workflow, {}).get("kind") != "workflow":
         raise LookupError(f"program {program_hash} has no workflow '{workflow}'")
 

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..program.facts import fill_facts
+from ..program.gcpause import collector_paused
 from ..program.model import FacetDecl, ImplicitDecl, Program, SchemaDecl, SourceFile
 from ..program.scripts import assign_script_ids
 from .diagnostics import CompileError, Diagnostic, FFLSyntaxError, errors_of, warnings_of
-from .gcpause import collector_paused
 from .policies import extract_policies
 from .prelude import parse_prelude
 from .recursion import recursion_problems

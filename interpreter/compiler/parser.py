@@ -26,9 +26,9 @@ from importlib import resources
 from lark import Lark, Token, UnexpectedCharacters, UnexpectedInput, UnexpectedToken
 from lark.lexer import PatternStr
 
+from ..program.gcpause import collector_paused
 from ..program.model import SourceFile
 from .diagnostics import Diagnostic, FFLSyntaxError
-from .gcpause import collector_paused
 from .parse_build import STATE, Builder, BuildError, ParseState
 from .parse_errors import Terminals, unexpected_char_message, unexpected_token_message
 from .parse_prescan import Prescan, PrescanError, prescan

@@ -5,7 +5,7 @@ only what it can affect, see program.py), the newest text only when an editor
 sends changes faster than they are checked; the collector stays paused while a
 check builds trees, and what survives is frozen out of later collections, so
 a large workspace does not make every collection walk all of it (the trees
-hold no reference cycles, as the compiler's own gcpause.py relies on too, so
+hold no reference cycles, as program/gcpause.py relies on too, so
 freezing hides no garbage: replaced trees are freed by reference counting).
 """
 
@@ -19,7 +19,7 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path, to_fs_path
 
 from ..compiler import Diagnostic
-from ..compiler.gcpause import collector_paused
+from ..program.gcpause import collector_paused
 from .completion import complete
 from .diagnostics import to_lsp
 from .hover import render

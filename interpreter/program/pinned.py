@@ -25,6 +25,7 @@ from collections import OrderedDict
 from typing import Any
 
 from .facts import with_facts
+from .gcpause import collector_paused
 from .model import FORMAT_VERSION, Program
 from .scripts import with_script_ids
 from .serialize import ProgramFormatError
@@ -39,28 +40,39 @@ _cache: OrderedDict[str, Program] = OrderedDict()
 _cache_lock = threading.Lock()  # workflow activations run on several threads
 
 
-def _without_loc(node: Any) -> Any:
+def without_locations(node: Any, files: set[str]) -> Any:
+    """``node`` (parsed program JSON) without its ``loc`` entries; the source files they name are added to
+    ``files``, since the pinned program keeps only those names (one walk: it has millions of nodes)."""
     if isinstance(node, dict):
-        return {key: _without_loc(value) for key, value in node.items() if key != "loc"}
+        loc = node.get("loc")
+        if isinstance(loc, dict) and loc.get("file"):
+            files.add(str(loc["file"]))
+        return {key: without_locations(value, files) for key, value in node.items() if key != "loc"}
     if isinstance(node, list):
-        return [_without_loc(value) for value in node]
+        return [without_locations(value, files) for value in node]
     return node
 
 
-def pack_program(program: str | dict) -> dict[str, str]:
+def pin_program(program: str | dict) -> tuple[dict[str, str], list[str]]:
     """A program's canonical JSON, or that JSON parsed, → ``{"program": json}`` or ``{"program_z": b64 zlib}``,
-    locations dropped."""
+    locations dropped, and the source files they named, sorted."""
+    files: set[str] = set()
     data = json.loads(program) if isinstance(program, str) else program
-    lean = json.dumps(_without_loc(data), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    lean = json.dumps(without_locations(data, files), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     if len(lean) <= COMPRESS_ABOVE:
-        return {"program": lean}
-    packed = base64.b64encode(zlib.compress(lean.encode("utf-8"), 6)).decode("ascii")
-    return {"program_z": packed}
+        return {"program": lean}, sorted(files)
+    return {"program_z": base64.b64encode(zlib.compress(lean.encode("utf-8"), 6)).decode("ascii")}, sorted(files)
+
+
+def pack_program(program: str | dict) -> dict[str, str]:
+    """The pinned form of a program (``pin_program``) without its source files."""
+    return pin_program(program)[0]
 
 
 def _parse(pinned: str, packed: bool) -> Program:
     text: str | bytes = zlib.decompress(base64.b64decode(pinned)) if packed else pinned
-    program = Program.model_validate_json(text)
+    with collector_paused():  # millions of new nodes: collections walking them took three quarters of the time
+        program = Program.model_validate_json(text)
     if program.format != FORMAT_VERSION:
         raise ProgramFormatError(
             f"compiled program has format {program.format!r}; this interpreter reads format {FORMAT_VERSION}"

@@ -12,6 +12,7 @@ run's configuration (``RuntimeConfig.search_attributes``).
 from __future__ import annotations
 
 from .constants import MEMO_PROGRAM_HASH
+from .pinned import without_locations
 
 MEMO_WORKFLOW = "ffl_workflow"
 """Memo key: the FFL workflow's declared (qualified) name."""
@@ -57,15 +58,6 @@ def source_files(program: object) -> list[str]:
     ``program`` is the program as parsed JSON (dict/list tree); the pinned
     program drops locations, so the names are taken before it does.
     """
-    seen: dict[str, None] = {}
-    stack = [program]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, dict):
-            loc = node.get("loc")
-            if isinstance(loc, dict) and loc.get("file"):
-                seen.setdefault(str(loc["file"]), None)
-            stack.extend(reversed(list(node.values())))
-        elif isinstance(node, list):
-            stack.extend(reversed(node))
-    return sorted(seen)
+    files: set[str] = set()
+    without_locations(program, files)
+    return sorted(files)
