@@ -64,15 +64,9 @@ def pin_program(program: str | dict) -> tuple[dict[str, str], list[str]]:
     return {"program_z": base64.b64encode(zlib.compress(lean.encode("utf-8"), 6)).decode("ascii")}, sorted(files)
 
 
-def pack_program(program: str | dict) -> dict[str, str]:
-    """The pinned form of a program (``pin_program``) without its source files."""
-    return pin_program(program)[0]
-
-
 def _parse(pinned: str, packed: bool) -> Program:
     text: str | bytes = zlib.decompress(base64.b64decode(pinned)) if packed else pinned
-    with collector_paused():  # millions of new nodes: collections walking them took three quarters of the time
-        program = Program.model_validate_json(text)
+    program = Program.model_validate_json(text)
     if program.format != FORMAT_VERSION:
         raise ProgramFormatError(
             f"compiled program has format {program.format!r}; this interpreter reads format {FORMAT_VERSION}"
@@ -93,24 +87,27 @@ class _Parsing:
         self.thread.start()
 
     def _run(self, key: str, pinned: str, packed: bool) -> None:
-        try:
-            self.program = _parse(pinned, packed)
-        except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
-            self.error = err
+        # Millions of new nodes: collections walking them while they are built took three quarters of the
+        # parse, and the first collection after it, once the collector runs again, as long again.
+        with collector_paused():
+            try:
+                self.program = _parse(pinned, packed)
+            except BaseException as err:  # noqa: BLE001 - handed to the waiting caller
+                self.error = err
+            if self.program is not None:
+                # A cached program lives as long as the process and holds no cycles: moved out of the
+                # collector's generations before it runs again, its nodes are not walked by any later
+                # collection (a collection over a 50,000-step program's in a workflow task can pass the SDK's
+                # 2 s deadlock detection). An evicted program is still freed by reference counting. gc.freeze
+                # moves every object alive at this moment, not only the program's: cyclic garbage alive now
+                # is never collected, a small cost paid once per distinct program a worker parses.
+                gc.freeze()
         with _cache_lock:
             if self.program is not None:
                 _cache[key] = self.program
                 while len(_cache) > CACHE_SIZE:
                     _cache.popitem(last=False)
             _parsing.pop(key, None)
-        if self.program is not None:
-            # A cached program lives as long as the process and holds no cycles: moved out of the collector's
-            # generations, its nodes are not walked by any later collection (a 50,000-step program has
-            # millions, and a collection over them in a workflow task can pass the SDK's 2 s deadlock
-            # detection). An evicted program is still freed by reference counting. gc.freeze moves every
-            # object alive at this moment, not only the program's: cyclic garbage alive now is never
-            # collected, a small cost paid once per distinct program a worker parses.
-            gc.freeze()
 
 
 _parsing: dict[str, _Parsing] = {}

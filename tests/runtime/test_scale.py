@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 
 from benchmarks.history_figures import most_pending_activities
 from benchmarks.runtime_bench import _add, layered, task_durations, task_failures
@@ -106,10 +107,11 @@ def test_pinned_program_drops_locations_and_compresses_when_large(monkeypatch):
     case = layered(layers=3, width=4)
     program = compile_text(case.source)
     text = program_to_json(program)
-    small = pinned.pack_program(text)
+    small, sources = pinned.pin_program(text)
     assert set(small) == {"program"} and '"loc"' not in small["program"] and '"loc"' in text
+    assert sources == sorted({m for m in re.findall(r'"file":"([^"]+)"', text)}) != []  # the files the locs named
     monkeypatch.setattr(pinned, "COMPRESS_ABOVE", 100)
-    large = pinned.pack_program(text)
+    large, _ = pinned.pin_program(text)
     assert set(large) == {"program_z"} and len(large["program_z"]) < len(small["program"])
     for packed in (small, large):
         unpacked = pinned.unpack_program(packed)
