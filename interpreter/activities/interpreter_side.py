@@ -14,9 +14,9 @@ from temporalio.exceptions import ApplicationError
 from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, TICK_ACTIVITY
 from ..program.gcpause import collector_paused
-from ..program.pinned import pin_program, unpack_program
-from ..program.serialize import ProgramFormatError, program_data
-from .program_store import ProgramStore, ProgramTampered, checked_names, trim_program_data
+from ..program.pinned import pack_lean, strip_locations, unpack_program
+from ..program.serialize import ProgramFormatError, canonical_json, program_data
+from .program_store import ProgramStore, ProgramTampered, checked_names, require_workflow, trim_program_data
 from .recovery import recover
 from .scripts import build_run_script_activity
 
@@ -61,8 +61,28 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
         if isinstance(latest, str) and key in pinned_cache:
             pinned_cache.move_to_end(key)
             return {**pinned_cache[key], "hash": latest, "config": config_data}
+
+        def pin(text: str, digest: str) -> dict[str, Any]:
+            # Locations are cut from the stored text (program.pinned), and only what is left is parsed, to
+            # check and trim it: a 50,000-step program's first load took 3.5 s, and its run's first workflow
+            # task with it.
+            workflow = request["workflow"]
+            with collector_paused():  # trees of millions of acyclic nodes (program/gcpause.py)
+                lean, sources = strip_locations(text)
+                data = program_data(lean)
+                require_workflow(data, workflow, digest)
+                if trim_program_data(data, workflow) is not data:  # part of the program: its files, its text
+                    lean, sources = strip_locations(canonical_json(trim_program_data(program_data(text), workflow)))
+                return {**pack_lean(lean), "sources": sources}
+
         try:
-            text, digest = await asyncio.to_thread(store.load, request["workflow"], asked)
+            text, digest = await asyncio.to_thread(store.fetch, request["workflow"], asked)
+            key = (request["workflow"], digest)
+            pinned = pinned_cache.get(key)  # children and continued runs load the same program again and again
+            if pinned is None:
+                pinned = pinned_cache[key] = await asyncio.to_thread(pin, text, digest)
+                while len(pinned_cache) > PINNED_CACHE:
+                    pinned_cache.popitem(last=False)
         except LookupError as err:
             # Whoever can start a run learns which worker looked, not where (its log says): another
             # deployment's or another `ffl run`'s worker on the same queue is then plain to see.
@@ -71,18 +91,6 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
             raise ApplicationError(f"{err}{looked}", type="ProgramNotFound", non_retryable=True) from err
         except ProgramTampered as err:
             raise ApplicationError(str(err), type="ProgramTampered", non_retryable=True) from err
-
-        def pin() -> dict[str, Any]:  # the stored JSON parsed once: a 10,000-step program's takes 0.5 s
-            with collector_paused():  # trees of millions of acyclic nodes (program/gcpause.py)
-                packed, sources = pin_program(trim_program_data(program_data(text), request["workflow"]))
-                return {**packed, "sources": sources}
-
-        key = (request["workflow"], digest)
-        pinned = pinned_cache.get(key)  # children and continued runs load the same program again and again
-        if pinned is None:
-            pinned = pinned_cache[key] = await asyncio.to_thread(pin)
-            while len(pinned_cache) > PINNED_CACHE:
-                pinned_cache.popitem(last=False)
         # Parse it here, for the workflows of this process: a workflow task may take 2 s at most (the SDK's
         # deadlock detector), and parsing a 50,000-step program takes longer. unpack_program keeps it.
         with contextlib.suppress(ProgramFormatError):  # a newer format: the workflow says so, clearly

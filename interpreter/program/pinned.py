@@ -19,6 +19,7 @@ import base64
 import gc
 import hashlib
 import json
+import re
 import threading
 import zlib
 from collections import OrderedDict
@@ -40,9 +41,17 @@ _cache: OrderedDict[str, Program] = OrderedDict()
 _cache_lock = threading.Lock()  # workflow activations run on several threads
 
 
+_LOC_BODY = r'\{"col":-?\d+,"file":"((?:[^"\\]|\\.)*)","line":-?\d+\}'
+_LOC_AFTER_KEYS = re.compile(r',"loc":' + _LOC_BODY)
+_LOC_FIRST = re.compile(r'\{"loc":' + _LOC_BODY + ',?')
+"""A node's ``loc`` in canonical JSON (sorted keys, no spaces), after another key or as its first: a quote
+after ``,`` or ``{`` opens a key, never a string's content (where quotes are escaped). Each pattern starts
+with a literal, which the regex engine finds fast."""
+
+
 def without_locations(node: Any, files: set[str]) -> Any:
     """``node`` (parsed program JSON) without its ``loc`` entries; the source files they name are added to
-    ``files``, since the pinned program keeps only those names (one walk: it has millions of nodes)."""
+    ``files``, since the pinned program keeps only those names."""
     if isinstance(node, dict):
         loc = node.get("loc")
         if isinstance(loc, dict) and loc.get("file"):
@@ -53,15 +62,40 @@ def without_locations(node: Any, files: set[str]) -> Any:
     return node
 
 
-def pin_program(program: str | dict) -> tuple[dict[str, str], list[str]]:
-    """A program's canonical JSON, or that JSON parsed, → ``{"program": json}`` or ``{"program_z": b64 zlib}``,
-    locations dropped, and the source files they named, sorted."""
+def strip_locations(text: str) -> tuple[str, list[str]]:
+    """Canonical program JSON without its ``loc`` entries, and the source files they named, sorted.
+
+    The text is edited, not parsed and written again: a 50,000-step program
+    has a million locations, and walking its parsed tree took over a second
+    of its run's first workflow task. Equal to dumping ``without_locations``
+    of the parsed text with sorted keys (tests/runtime/test_scale.py).
+    """
     files: set[str] = set()
-    data = json.loads(program) if isinstance(program, str) else program
-    lean = json.dumps(without_locations(data, files), sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+    def after_keys(match: re.Match[str]) -> str:
+        files.add(match.group(1))
+        return ""
+
+    def first(match: re.Match[str]) -> str:
+        files.add(match.group(1))
+        return "{"
+
+    lean = _LOC_FIRST.sub(first, _LOC_AFTER_KEYS.sub(after_keys, text))
+    return lean, sorted(json.loads(f'"{name}"') for name in files if name)
+
+
+def pin_program(program: str) -> tuple[dict[str, str], list[str]]:
+    """A program's canonical JSON → its pinned form (``pack_lean``), locations dropped, and the source files
+    they named, sorted."""
+    lean, files = strip_locations(program)
+    return pack_lean(lean), files
+
+
+def pack_lean(lean: str) -> dict[str, str]:
+    """Lean program JSON → ``{"program": json}``, or ``{"program_z": b64 zlib}`` when large."""
     if len(lean) <= COMPRESS_ABOVE:
-        return {"program": lean}, sorted(files)
-    return {"program_z": base64.b64encode(zlib.compress(lean.encode("utf-8"), 6)).decode("ascii")}, sorted(files)
+        return {"program": lean}
+    return {"program_z": base64.b64encode(zlib.compress(lean.encode("utf-8"), 6)).decode("ascii")}
 
 
 def _parse(pinned: str, packed: bool) -> Program:

@@ -121,6 +121,23 @@ def test_pinned_program_drops_locations_and_compresses_when_large(monkeypatch):
     assert pinned.unpack_program(dict(small)) is pinned.unpack_program(dict(small))  # parsed once, then cached
 
 
+def test_locations_cut_from_the_text_are_what_walking_the_parsed_program_drops():
+    from interpreter.compiler import compile_sources
+    from tests.conformance_suite import sources, valid_folders
+
+    oddly_named = ('na"me\\{x},y.ffl', 'namespace o { event facet E(j: Json) => (j: Json)\n'
+                   'workflow W() => (j: Json) andThen { e = E(j = #{"loc": #{"col": 1, "file": "f", "line": 2}})\n'
+                   'yield W(j = e.j) } }')
+    programs = [compile_sources(sources(path)) for path in valid_folders()] + [compile_sources([oddly_named])]
+    for program in programs:  # every construct the suite compiles, and a file name JSON must escape
+        text = program_to_json(program)
+        files: set[str] = set()
+        walked = json.dumps(pinned.without_locations(json.loads(text), files), sort_keys=True,
+                            separators=(",", ":"), ensure_ascii=False)
+        assert pinned.strip_locations(text) == (walked, sorted(files))
+    assert '"key":"loc"' in pinned.strip_locations(text)[0]  # a map literal's key "loc" is the program's, kept
+
+
 def test_mirror_batches_stop_short_of_the_byte_bound():
     from interpreter.workflows.tracker import Tracker
 

@@ -136,9 +136,9 @@ async def test_load_program_reads_the_store_once_per_pinned_hash(tmp_path):
     class Counting(LocalProgramStore):
         loads = 0
 
-        def load(self, workflow, program_hash=None):
+        def fetch(self, workflow, program_hash=None):
             Counting.loads += 1
-            return super().load(workflow, program_hash)
+            return super().fetch(workflow, program_hash)
 
     store = Counting(tmp_path)
     digest = store.publish(compile_text(ONE))

@@ -127,6 +127,11 @@ class MongoProgramStore:
         return sorted(self._ready()[schema.WORKFLOWS].distinct("name", PUBLISHED))
 
     def load(self, workflow: str, program_hash: str | None = None) -> tuple[str, str]:
+        text, program_hash = self.fetch(workflow, program_hash)
+        check_workflow(text, workflow, program_hash)
+        return text, program_hash
+
+    def fetch(self, workflow: str, program_hash: str | None = None) -> tuple[str, str]:
         checked_names(workflow, program_hash)
         db = self._ready()
         if program_hash is None:
@@ -136,9 +141,7 @@ class MongoProgramStore:
         flow = db[schema.FLOWS].find_one({"_id": ids.flow_uuid(program_hash)})
         if flow is None:
             raise LookupError(f"no program with hash {program_hash} is published")
-        text = verified(_stored_text(flow) or "", program_hash)
-        check_workflow(text, workflow, program_hash)
-        return text, program_hash
+        return verified(_stored_text(flow) or "", program_hash), program_hash
 
     def close(self) -> None:
         self._client.close()
