@@ -84,13 +84,6 @@ def strip_locations(text: str) -> tuple[str, list[str]]:
     return lean, sorted(json.loads(f'"{name}"') for name in files if name)
 
 
-def pin_program(program: str) -> tuple[dict[str, str], list[str]]:
-    """A program's canonical JSON → its pinned form (``pack_lean``), locations dropped, and the source files
-    they named, sorted."""
-    lean, files = strip_locations(program)
-    return pack_lean(lean), files
-
-
 def pack_lean(lean: str) -> dict[str, str]:
     """Lean program JSON → ``{"program": json}``, or ``{"program_z": b64 zlib}`` when large."""
     if len(lean) <= COMPRESS_ABOVE:

@@ -70,12 +70,12 @@ def test_every_script_has_an_id_unique_in_the_program():
 
 
 def test_programs_compiled_before_scripts_had_ids_get_the_same_ids():
-    from interpreter.program.pinned import pin_program, unpack_program
+    from interpreter.program.pinned import pack_lean, strip_locations, unpack_program
     from interpreter.program.serialize import program_to_json
 
     program = compile_sources([("s.ffl", 'namespace s { facet F() => (r: Long) andThen script { result["r"] = 1 }\n'
                                           'workflow W() => (r: Long) andThen { f = F() yield W(r = f.r) } }')])
     old = program_to_json(program).replace('"id":"s.F/b0",', "")  # as release 0.1.0 compiled it
     assert '"s.F/b0"' not in old
-    pinned = unpack_program(pin_program(old)[0])
+    pinned = unpack_program(pack_lean(strip_locations(old)[0]))
     assert pinned.facets["s.F"].blocks[0].script.id == "s.F/b0"

@@ -107,11 +107,12 @@ def test_pinned_program_drops_locations_and_compresses_when_large(monkeypatch):
     case = layered(layers=3, width=4)
     program = compile_text(case.source)
     text = program_to_json(program)
-    small, sources = pinned.pin_program(text)
+    lean, sources = pinned.strip_locations(text)
+    small = pinned.pack_lean(lean)
     assert set(small) == {"program"} and '"loc"' not in small["program"] and '"loc"' in text
     assert sources == sorted({m for m in re.findall(r'"file":"([^"]+)"', text)}) != []  # the files the locs named
     monkeypatch.setattr(pinned, "COMPRESS_ABOVE", 100)
-    large, _ = pinned.pin_program(text)
+    large = pinned.pack_lean(lean)
     assert set(large) == {"program_z"} and len(large["program_z"]) < len(small["program"])
     for packed in (small, large):
         unpacked = pinned.unpack_program(packed)

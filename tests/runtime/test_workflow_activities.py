@@ -21,7 +21,7 @@ from interpreter.program.constants import (
     RUN_SCRIPT_ACTIVITY,
     TICK_ACTIVITY,
 )
-from interpreter.program.pinned import pin_program
+from interpreter.program.pinned import pack_lean, strip_locations
 from interpreter.program.runinfo import source_files
 from interpreter.program.scripts import ScriptRequest
 from interpreter.program.serialize import content_hash, program_from_json
@@ -113,7 +113,8 @@ async def test_build_interpreter_activities_and_load_program(tmp_path):
     assert loaded["hash"] == digest and loaded["config"]["queues"] == {"a": "q"}
     assert json.loads(loaded["program"])["facets"]["a.W"]["kind"] == "workflow"
     stored, _ = store.load("a.W")  # pinned from one parse of the stored JSON: what its text trimmed and packed gives
-    assert ({"program": loaded["program"]}, loaded["sources"]) == pin_program(trim_program(stored, "a.W"))
+    lean, sources = strip_locations(trim_program(stored, "a.W"))
+    assert ({"program": loaded["program"]}, loaded["sources"]) == (pack_lean(lean), sources)
     assert loaded["sources"] == source_files(json.loads(stored)) != []
     with pytest.raises(ApplicationError) as info:
         await env.run(activities[0], {"workflow": "a.Nope"})
