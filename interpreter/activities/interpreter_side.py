@@ -15,8 +15,15 @@ from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, TICK_ACTIVITY
 from ..program.gcpause import collector_paused
 from ..program.pinned import pack_lean, strip_locations, unpack_program
-from ..program.serialize import ProgramFormatError, canonical_json, program_data
-from .program_store import ProgramStore, ProgramTampered, checked_names, require_workflow, trim_program_data
+from ..program.serialize import ProgramFormatError, program_data
+from .program_store import (
+    ProgramStore,
+    ProgramTampered,
+    checked_names,
+    require_workflow,
+    trim_program,
+    trim_program_data,
+)
 from .recovery import recover
 from .scripts import build_run_script_activity
 
@@ -72,7 +79,7 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
                 data = program_data(lean)
                 require_workflow(data, workflow, digest)
                 if trim_program_data(data, workflow) is not data:  # part of the program: its files, its text
-                    lean, sources = strip_locations(canonical_json(trim_program_data(program_data(text), workflow)))
+                    lean, sources = strip_locations(trim_program(text, workflow))
                 return {**pack_lean(lean), "sources": sources}
 
         try:

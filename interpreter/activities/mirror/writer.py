@@ -37,6 +37,7 @@ from pymongo.errors import (
 
 from ...program.mirror_records import MirrorRecord
 from ..private_files import open_private, private_dir
+from ..program_store import require_workflow
 from . import documents, entries, ids, schema
 
 log = logging.getLogger(__name__)
@@ -355,8 +356,9 @@ class MirrorWriter:
         if self._program_store is None or not program_hash or not qname or runner_id in self._pinned:
             return
         try:
-            text, _ = self._program_store.load(qname, program_hash)
-            program = json.loads(text)
+            text, _ = self._program_store.fetch(qname, program_hash)
+            program = json.loads(text)  # parsed once: fetch leaves checking the workflow to its caller
+            require_workflow(program, qname, program_hash)
         except Exception as exc:  # noqa: BLE001 - a missing program only leaves compiled_ast empty
             log.warning("mirror: program %s for %s not loadable: %s", program_hash, qname, exc)
             program = None
