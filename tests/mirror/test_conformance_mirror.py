@@ -27,6 +27,7 @@ from interpreter.program.config import RetryConfig, RuntimeConfig
 from interpreter.program.constants import MEMO_PROGRAM_HASH
 from interpreter.program.serialize import content_hash
 from tests import conformance_suite as suite
+from tests.mirror.draining import drain_and_close
 from tests.mirror.schema_checks import (
     check_documents,
     check_indexes,
@@ -113,8 +114,8 @@ async def test_every_conformance_case_is_mirrored_in_the_original_schema(tempora
 
     async with workers[0], workers[1]:
         outcomes = await asyncio.gather(*(run(digest, case) for _, digest, case in cases))
-    assert await asyncio.to_thread(interpreter_side.close, 60)
-    assert await asyncio.to_thread(handler_side.close, 60)
+    assert await asyncio.to_thread(drain_and_close, interpreter_side)
+    assert await asyncio.to_thread(drain_and_close, handler_side)
     for (_, _, case), (_, _, result, error) in zip(cases, outcomes, strict=True):
         case.check(result, error)
 
