@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import time
 from collections import OrderedDict
 from collections.abc import Callable
 from typing import Any
@@ -14,7 +15,7 @@ from temporalio.exceptions import ApplicationError
 from ..program.config import RuntimeConfig
 from ..program.constants import LOAD_PROGRAM_ACTIVITY, MIRROR_ACTIVITY, TICK_ACTIVITY
 from ..program.gcpause import collector_paused
-from ..program.pinned import pack_lean, strip_locations, unpack_program
+from ..program.pinned import begin_unpacking, pack_lean, strip_locations, unpack_program
 from ..program.serialize import ProgramFormatError, program_data
 from .program_store import (
     ProgramStore,
@@ -29,6 +30,11 @@ from .scripts import build_run_script_activity
 
 PINNED_CACHE = 8
 """Pinned programs a worker keeps ready: trimming and packing a 50,000-step program takes seconds."""
+
+SLOW_LOAD_SECONDS = 0.25
+"""A first load at least this long is answered before its parse, with ``"settle": true``, to a run that asks
+(``"settle"`` in the request, since Level.BRIEF_TASKS): the run parses the program in a workflow task of its
+own (workflows.loading). A 50,000-step program's load takes 1–2 s here, and its parse about as long again."""
 
 
 def current_hash(store: ProgramStore, workflow: str) -> str | None:
@@ -53,7 +59,8 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
 
     @activity.defn(name=LOAD_PROGRAM_ACTIVITY)
     async def load_program(request: dict[str, Any]) -> dict[str, Any]:
-        """``{"workflow", "hash"?}`` → ``{"program": json, "hash", "config", "sources"}``, pinned in history.
+        """``{"workflow", "hash"?, "settle"?}`` → ``{"program": json, "hash", "config", "sources", "settle"?}``,
+        pinned in history.
 
         ``program`` is trimmed to what the workflow reaches, without source
         locations, and compressed into ``program_z`` when large (see
@@ -82,12 +89,15 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
                     lean, sources = strip_locations(trim_program(text, workflow))
                 return {**pack_lean(lean), "sources": sources}
 
+        slow = False
         try:
+            began = time.monotonic()
             text, digest = await asyncio.to_thread(store.fetch, request["workflow"], asked)
             key = (request["workflow"], digest)
             pinned = pinned_cache.get(key)  # children and continued runs load the same program again and again
             if pinned is None:
                 pinned = pinned_cache[key] = await asyncio.to_thread(pin, text, digest)
+                slow = time.monotonic() - began >= SLOW_LOAD_SECONDS
                 while len(pinned_cache) > PINNED_CACHE:
                     pinned_cache.popitem(last=False)
         except LookupError as err:
@@ -98,11 +108,15 @@ def build_interpreter_activities(store: ProgramStore, config: RuntimeConfig, mir
             raise ApplicationError(f"{err}{looked}", type="ProgramNotFound", non_retryable=True) from err
         except ProgramTampered as err:
             raise ApplicationError(str(err), type="ProgramTampered", non_retryable=True) from err
+        answer = {**pinned, "hash": digest, "config": config_data}
+        if slow and request.get("settle"):  # the run parses it in its next workflow task (workflows.loading)
+            begin_unpacking(pinned)
+            return {**answer, "settle": True}
         # Parse it here, for the workflows of this process: a workflow task may take 2 s at most (the SDK's
         # deadlock detector), and parsing a 50,000-step program takes longer. unpack_program keeps it.
         with contextlib.suppress(ProgramFormatError):  # a newer format: the workflow says so, clearly
             await asyncio.to_thread(unpack_program, pinned)
-        return {**pinned, "hash": digest, "config": config_data}
+        return answer
 
     @activity.defn(name=TICK_ACTIVITY)
     async def tick() -> None:

@@ -140,14 +140,13 @@ class _Parsing:
 _parsing: dict[str, _Parsing] = {}
 
 
-def unpack_program(loaded: dict[str, Any]) -> Program:
-    """The Program in a LoadProgram result (either form; older histories hold plain ``program``).
+def begin_unpacking(loaded: dict[str, Any]) -> None:
+    """Begin parsing the program in a LoadProgram result on a thread of its own, and return at once (unless it
+    is cached or under way): a run that waits a workflow task for it finds it parsed, or nearly."""
+    _cached_or_begun(loaded)
 
-    Parsing runs on a thread of its own that the caller waits for: when a
-    workflow task is interrupted by the SDK's deadlock detection (a
-    50,000-step program takes seconds to parse), the parse still completes and
-    the task's next attempt finds the program in the cache.
-    """
+
+def _cached_or_begun(loaded: dict[str, Any]) -> Program | _Parsing:
     packed = "program_z" in loaded
     pinned: str = loaded["program_z"] if packed else loaded["program"]
     key = ("z:" if packed else "j:") + hashlib.sha256(pinned.encode("utf-8")).hexdigest()
@@ -159,6 +158,20 @@ def unpack_program(loaded: dict[str, Any]) -> Program:
         parsing = _parsing.get(key)
         if parsing is None:
             parsing = _parsing[key] = _Parsing(key, pinned, packed)
+        return parsing
+
+
+def unpack_program(loaded: dict[str, Any]) -> Program:
+    """The Program in a LoadProgram result (either form; older histories hold plain ``program``).
+
+    Parsing runs on a thread of its own that the caller waits for: when a
+    workflow task is interrupted by the SDK's deadlock detection (a
+    50,000-step program takes seconds to parse), the parse still completes and
+    the task's next attempt finds the program in the cache.
+    """
+    parsing = _cached_or_begun(loaded)
+    if isinstance(parsing, Program):
+        return parsing
     parsing.thread.join()
     if parsing.error is not None:
         raise parsing.error

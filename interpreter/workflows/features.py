@@ -58,6 +58,13 @@ task and server round trip before the first step), and a run records this one pa
 release (fresh_level); a child of such a run loads its program the same way and records no marker."""
 
 
+BRIEF_TASKS_PATCH = "ffl-brief-tasks"
+"""After 0.2.0.dev6: a workflow task runs at most 200 local activities and a local activity weighs as twenty
+events (continuation.LocalPace), and a run whose program took LoadProgram long to load ends its first task
+with it, parses the program in a second and starts its steps in a third (loading.load_pinned), so no task of
+a 50,000-step chain lasts two seconds on a loaded machine."""
+
+
 class Level(IntEnum):
     """What a run supports, by the release that started it."""
 
@@ -70,9 +77,10 @@ class Level(IntEnum):
     SNAPSHOT = 6  # 0.2.0.dev4
     SHORT_TASKS = 7  # 0.2.0.dev5
     LOCAL_LOAD = 8  # 0.2.0.dev6
+    BRIEF_TASKS = 9  # 0.2.0.dev7
 
 
-NEWEST_FIRST = ((LOCAL_LOAD_PATCH, Level.LOCAL_LOAD),)
+NEWEST_FIRST = ((BRIEF_TASKS_PATCH, Level.BRIEF_TASKS), (LOCAL_LOAD_PATCH, Level.LOCAL_LOAD))
 """The patches a run records alone, newest first: a later release puts its own at the front."""
 
 

@@ -103,12 +103,15 @@ class FFLWorkflow:
         # A continued run loads the program its first run pinned, and keeps that run's configuration.
         pinned = continued.program_hash if continued is not None else trust.pinned_hash()
         fresh = fresh_level()  # since LOCAL_LOAD, read before the program loads (features.py)
-        program, loaded = await load_pinned(name, pinned, local=fresh is not None)
+        program, loaded = await load_pinned(name, pinned, local=fresh is not None,
+                                            settle=fresh is not None and fresh >= Level.BRIEF_TASKS)
         program_hash = loaded["hash"]
         sources = loaded.get("sources") or []
         config = RuntimeConfig.model_validate(continued.config if continued is not None else loaded.get("config") or {})
         level = run_level(lambda metadata: describe(name, program_hash, sources, config, metadata), fresh)
         scale = self.scale = Scale(config.continue_after_events, continued, local_pace(level)) if level >= Level.SCALE else None
+        if scale is not None and loaded.get("settle"):
+            scale.end_task()  # this task parsed a program that was slow to load: steps start in the next
         if continued is not None and continued.moved_from:  # ffl migrate moved the run here: its lineage
             workflow.upsert_memo({MEMO_MIGRATED: {"from": continued.moved_from, "to": program_hash}})
         if continued is not None and continued.signals:
@@ -179,14 +182,17 @@ class FFLWorkflow:
         if continued is None and request.recover:  # a child of a resumed run: the closed child's iterations
             continued = await resume.resume_chunk(request.recover, request.again, request.root_id, request.seq,
                                                   request.root_run, request.program_hash, request.config)
-        program, _ = await load_pinned(request.workflow, request.program_hash,
-                                       local=request.level >= Level.LOCAL_LOAD)
+        program, loaded = await load_pinned(request.workflow, request.program_hash,
+                                            local=request.level >= Level.LOCAL_LOAD,
+                                            settle=request.level >= Level.BRIEF_TASKS)
         config = RuntimeConfig.model_validate(request.config)
         session = self.session = Session.open(request.workflow, program, request.program_hash, config, child_level(request.level),
                                               (request.root_id, request.root_run), workflow.info().task_queue,
                                               depth_base=request.depth)
         last = request.first + len(request.items) - 1
         scale = self.scale = Scale(config.continue_after_events, continued, local_pace(session.level))
+        if loaded.get("settle"):
+            scale.end_task()  # as in run()
         places = {request.owner: tuple(request.owner_place)} if request.owner and request.owner_place else None
         tracker = self.tracker = Tracker(
             request.root_id, request.root_run, request.program_hash, mirror=config.mirror,

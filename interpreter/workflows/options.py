@@ -63,6 +63,12 @@ def load_program_local_options() -> workflow.LocalActivityConfig:
                                         retry_policy=remote["retry_policy"])
 
 
+def tick_options(interpreter_queue: str) -> workflow.ActivityConfig:
+    """An ``ffl.Tick`` only brings the run its next workflow task (see admission): one quick attempt."""
+    return workflow.ActivityConfig(task_queue=interpreter_queue, start_to_close_timeout=timedelta(seconds=10),
+                                   retry_policy=RetryPolicy(maximum_attempts=1))
+
+
 def policy_options(config: RuntimeConfig, qname: str, default_queue: str,
                    policy: Policy | None) -> tuple[workflow.ActivityConfig, RetryConfig]:
     """A handler's options under a policy of FFL (``ffl.Retry``/``Timeout``/``Queue``) over the worker's config.
@@ -106,9 +112,7 @@ class ActivityOptions:
             task_queue=interpreter_queue, start_to_close_timeout=timedelta(seconds=30),
             retry_policy=RetryPolicy(maximum_attempts=5, maximum_interval=timedelta(seconds=10)),
         )
-        # The tick only brings the run its next workflow task (see admission): one quick attempt.
-        self.tick = workflow.ActivityConfig(task_queue=interpreter_queue, start_to_close_timeout=timedelta(seconds=10),
-                                            retry_policy=RetryPolicy(maximum_attempts=1))
+        self.tick = tick_options(interpreter_queue)
 
     def for_call(self, qname: str, call: Call | None) -> tuple[workflow.ActivityConfig, RetryConfig]:
         """The options of one call of ``qname`` and the retry settings they hold (for its error messages)."""

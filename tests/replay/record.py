@@ -19,11 +19,13 @@ import sys
 import tempfile
 import uuid
 from pathlib import Path
+from unittest import mock
 
 from temporalio.client import Client, WorkflowFailureError, WorkflowHandle
 from temporalio.converter import DataConverter
 from temporalio.worker import Worker
 
+from interpreter.activities import interpreter_side
 from interpreter.activities.dispatch import build_handler_activity
 from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
@@ -89,6 +91,14 @@ async def record(version: str, client: Client) -> list[Path]:
             for part, history in await scale_cases.record_scaled(client, Path(tmp) / name, local=local):
                 histories.append((f"{name}-{part}", history))
                 ids[f"{name}-{part}"] = history.workflow_id  # child ids are derived from it
+        # a run whose program LoadProgram was slow to load (forced: the recorded programs load in milliseconds)
+        with mock.patch.object(interpreter_side, "SLOW_LOAD_SECONDS", 0.0):
+            folder = suite.folder("dataflow")
+            case = suite.cases_of(folder)[-1]
+            settled = await run_ffl(client, dict(suite.sources(folder)), case.workflow, case.inputs,
+                                    handlers=suite.handlers(folder), tmp_path=Path(tmp) / "settled", timeout=60,
+                                    local=True)
+        histories.append(("dataflow-settled", await settled.handle.fetch_history()))
         for name, history in histories:
             path = target / f"{name}.json"
             path.write_text(history.to_json() + "\n", encoding="utf-8")

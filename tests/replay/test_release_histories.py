@@ -16,6 +16,7 @@ from temporalio.client import WorkflowHistory
 from temporalio.worker import Replayer
 
 from interpreter.workflows import FFLWorkflow
+from tests.replay.history_tasks import task_commands
 
 HISTORIES = Path(__file__).resolve().parent / "histories"
 
@@ -158,3 +159,30 @@ def test_a_run_since_local_load_records_one_patch_marker_and_no_load_activity():
                  for e in events if "activityTaskScheduledEventAttributes" in e]
     assert patches == [LOCAL_LOAD_PATCH]
     assert local[0] == LOAD_PROGRAM_ACTIVITY and LOAD_PROGRAM_ACTIVITY not in scheduled
+
+
+async def test_the_brief_tasks_patch_guards_runs_started_before_it(monkeypatch):
+    """A chain of local activities of 0.2.0.dev6 replays only because it keeps weighing a local activity as
+    fourteen events: with the brief-tasks patch forced on (twenty), the run holds earlier than the recorded one did."""
+    from interpreter.workflows.features import BRIEF_TASKS_PATCH
+
+    path = HISTORIES / "0.2.0.dev6" / "scaled-local-run1.json"
+    failures = await _failures_with_patch_forced(monkeypatch, BRIEF_TASKS_PATCH, path, _workflow_id(path))
+    assert len(failures) == 1 and "Nondeterminism" in failures[0], "without the patch the old history would not replay"
+
+
+def test_a_run_whose_load_was_slow_ends_its_first_task_with_it_and_parses_the_program_in_the_next():
+    """0.2.0.dev7's settled history (recorded with the slow-load bound at zero): the first task holds the
+    patch marker, LoadProgram's marker and the tick that ends it; the second starts no step, only the tick
+    that ends it too."""
+    from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY, TICK_ACTIVITY
+    from interpreter.workflows.features import BRIEF_TASKS_PATCH
+
+    history = WorkflowHistory.from_json("settled", (HISTORIES / "0.2.0.dev7" / "dataflow-settled.json").read_text(
+        encoding="utf-8"))
+    tasks = task_commands(history)
+    assert tasks[0] == ["core_patch", "local " + LOAD_PROGRAM_ACTIVITY, f"{TICK_ACTIVITY} load-program/settle"]
+    assert tasks[1] == [f"{TICK_ACTIVITY} turn/1"]
+    assert any(command.startswith("local ") for command in tasks[2])
+    patch = next(e for e in history.events if e.marker_recorded_event_attributes.marker_name == "core_patch")
+    assert BRIEF_TASKS_PATCH in str(patch.marker_recorded_event_attributes.details["patch-data"])

@@ -10,6 +10,7 @@ from interpreter.activities.value_codec import value_converter
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
 
+from ..replay.history_tasks import task_commands
 from ..runtime.harness import FAST_RETRY, run_ffl
 
 
@@ -157,3 +158,33 @@ async def test_a_continued_chain_carries_the_places_of_its_completed_steps_not_t
         assert done | kept == set(range(last + 1)) and not done & kept, steps
         assert not any(key.startswith("b0/s") for key in continuation.memo), list(continuation.memo)
         assert continuation.earlier["completed"] == last + 1
+
+
+async def test_a_run_whose_program_was_slow_to_load_parses_it_and_starts_its_steps_in_tasks_of_their_own(
+        temporal_client, tmp_path, monkeypatch):
+    from interpreter.activities import interpreter_side
+    from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY, TICK_ACTIVITY
+
+    length = 12
+    outcomes = {}
+    for slow in (False, True):
+        monkeypatch.setattr(interpreter_side, "SLOW_LOAD_SECONDS", 0.0 if slow else 3600.0)
+        run = await run_ffl(temporal_client, chain_source(length), "chain.Run", {"start": 0},
+                            handlers={"chain.Inc": inc}, tmp_path=tmp_path / str(slow), timeout=60, local=True)
+        assert run.error is None, run.message
+        history = await run.handle.fetch_history()
+        outcomes[slow] = run.result, task_commands(history)
+        result = await Replayer(workflows=[FFLWorkflow], workflow_runner=workflow_runner(sandboxed=True)
+                                ).replay_workflow(history, raise_on_replay_failure=False)
+        assert result.replay_failure is None, result.replay_failure
+    (quick_result, quick), (slow_result, settled) = outcomes[False], outcomes[True]
+    assert slow_result == quick_result == {"y": length, "seen": [5, length // 2 + 2, length + 1]}
+    step = "local chain.Inc"
+    # quick: the first task loads the program and runs the first steps
+    assert quick[0][1] == "local " + LOAD_PROGRAM_ACTIVITY and step in quick[0]
+    assert not any(command.startswith(TICK_ACTIVITY) for command in quick[0])
+    # slow: the first task ends with the load, the second parses it and starts nothing, the third runs steps
+    assert settled[0][1:] == ["local " + LOAD_PROGRAM_ACTIVITY, f"{TICK_ACTIVITY} load-program/settle"]
+    assert step not in settled[1] and settled[1][-1] == f"{TICK_ACTIVITY} turn/1"
+    assert step in settled[2]
+    assert sum(task.count(step) for task in settled) == sum(task.count(step) for task in quick) == length + 4
