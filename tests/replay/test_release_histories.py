@@ -181,8 +181,7 @@ def test_a_run_whose_load_was_slow_ends_its_first_task_with_it_and_parses_the_pr
     history = WorkflowHistory.from_json("settled", (HISTORIES / "0.2.0.dev7" / "dataflow-settled.json").read_text(
         encoding="utf-8"))
     tasks = task_commands(history)
-    assert tasks[0] == ["core_patch", "local " + LOAD_PROGRAM_ACTIVITY, f"{TICK_ACTIVITY} load-program/settle"]
+    assert tasks[0] == [f"patch {BRIEF_TASKS_PATCH}", "local " + LOAD_PROGRAM_ACTIVITY,
+                        f"{TICK_ACTIVITY} load-program/settle"]
     assert tasks[1] == [f"{TICK_ACTIVITY} turn/1"]
     assert any(command.startswith("local ") for command in tasks[2])
-    patch = next(e for e in history.events if e.marker_recorded_event_attributes.marker_name == "core_patch")
-    assert BRIEF_TASKS_PATCH in str(patch.marker_recorded_event_attributes.details["patch-data"])

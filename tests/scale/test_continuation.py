@@ -164,6 +164,7 @@ async def test_a_run_whose_program_was_slow_to_load_parses_it_and_starts_its_ste
         temporal_client, tmp_path, monkeypatch):
     from interpreter.activities import interpreter_side
     from interpreter.program.constants import LOAD_PROGRAM_ACTIVITY, TICK_ACTIVITY
+    from interpreter.workflows.features import BRIEF_TASKS_PATCH
 
     length = 12
     outcomes = {}
@@ -184,7 +185,8 @@ async def test_a_run_whose_program_was_slow_to_load_parses_it_and_starts_its_ste
     assert quick[0][1] == "local " + LOAD_PROGRAM_ACTIVITY and step in quick[0]
     assert not any(command.startswith(TICK_ACTIVITY) for command in quick[0])
     # slow: the first task ends with the load, the second parses it and starts nothing, the third runs steps
-    assert settled[0][1:] == ["local " + LOAD_PROGRAM_ACTIVITY, f"{TICK_ACTIVITY} load-program/settle"]
+    assert settled[0] == [f"patch {BRIEF_TASKS_PATCH}", "local " + LOAD_PROGRAM_ACTIVITY,
+                          f"{TICK_ACTIVITY} load-program/settle"]
     assert step not in settled[1] and settled[1][-1] == f"{TICK_ACTIVITY} turn/1"
     assert step in settled[2]
     assert sum(task.count(step) for task in settled) == sum(task.count(step) for task in quick) == length + 4
