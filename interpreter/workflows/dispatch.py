@@ -76,7 +76,7 @@ class Activities:
         self.builtins = builtins
         self.scale = scale
         self.children = children
-        self.summaries: dict[str, str] = {}  # statement id → its activity summary's step text, computed once
+        self.summaries = session.program.step_texts  # statement id → its activity summary's step text
 
     async def call_facet(self, request: FacetCall) -> Any:
         decl, path, step = request.decl, request.path, request.step

@@ -43,7 +43,9 @@ class Records:
     the step counts of units earlier runs completed that this history restores without a record.
     ``clock`` stamps the records, ``show`` takes the current details (the Web UI's), ``logger`` the log lines.
     ``later`` (the workflow's ``call_soon``) defers the details to the end of the activation: a step's records
-    change them several times in one, and only the last is read.
+    change them several times in one, and only the last is read. They wait two turns of the loop: a step
+    that completes wakes the steps that read it in the turn after its own, and those start before the details
+    of both come out once.
     """
 
     def __init__(self, workflow_id: str, run_id: str, program_hash: str, *, clock: Callable[[], datetime],
@@ -214,7 +216,11 @@ class Records:
             self._publish()
         elif not self._stale:
             self._stale = True
-            self.later(self._publish)
+            self.later(self._publish_next_turn)
+
+    def _publish_next_turn(self) -> None:
+        assert self.later is not None
+        self.later(self._publish)
 
     def _publish(self) -> None:
         self._stale = False

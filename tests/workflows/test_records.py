@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from datetime import UTC, datetime
 
@@ -53,9 +54,31 @@ def test_deferred_details_are_rendered_once_for_many_changes_and_show_the_last_s
     kept.step("b", "ns.G", "running")
     assert shown == [] and len(pending) == 1, "one publication scheduled for the header and three changes"
     pending.pop()()
-    assert len(shown) == 1 and "1 done, 1 running" in shown[0] and "ns.G" in shown[0]
-    kept.step("b", "ns.G", "completed", returns={})
+    assert shown == [] and len(pending) == 1, "the first turn only waits for the next"
+    kept.step("b", "ns.G", "completed", returns={})  # what the turn in between did (the next step's wake-up)
+    kept.step("c", "ns.H", "running")
+    assert len(pending) == 1, "changes in between join the publication already scheduled"
+    pending.pop()()
+    assert len(shown) == 1 and "2 done, 1 running" in shown[0] and "ns.H" in shown[0]
+    kept.step("c", "ns.H", "completed", returns={})
     assert len(pending) == 1, "a change after the publication schedules the next one"
+
+
+async def test_a_chain_of_steps_publishes_its_details_once_a_step_not_once_a_state():
+    """The ``later`` of a workflow: ``call_soon``. A step's completion wakes the next step one turn later."""
+    loop = asyncio.get_running_loop()
+    kept, shown = records(header="**FFL** run", root="Wf", later=loop.call_soon)
+    for k in range(10):
+        kept.step(f"s{k}", "ns.F", "running")
+        await asyncio.sleep(0)  # the handler's answer: a new activation
+        kept.step(f"s{k}", "ns.F", "completed", returns={})
+        woken = loop.create_future()
+        loop.call_soon(woken.set_result, None)  # the next step wakes in the turn after
+        await woken
+    for _ in range(3):
+        await asyncio.sleep(0)
+    assert len(shown) <= 12, f"{len(shown)} publications for 10 steps (one a state would make 20)"
+    assert "10 done, 0 running" in shown[-1]
 
 
 def test_mirror_records_are_stamped_by_the_clock_and_numbered_in_emission_order():
