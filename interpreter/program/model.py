@@ -424,13 +424,6 @@ class Program(Node):
     facets: dict[str, FacetDecl] = Field(default_factory=dict)
     schemas: dict[str, SchemaDecl] = Field(default_factory=dict)
     implicits: dict[str, list[ImplicitDecl]] = Field(default_factory=dict)
-    _step_texts: dict[str, str] = PrivateAttr(default_factory=dict)
-
-    @property
-    def step_texts(self) -> dict[str, str]:
-        """Statement id → the step as written (display.step_text), filled in as runs need them: a worker keeps
-        one program for every run of it (pinned.py), so each step's text is made once per process."""
-        return self._step_texts
 
     @property
     def workflows(self) -> list[str]:

@@ -17,6 +17,8 @@ cancellation.
 from __future__ import annotations
 
 import asyncio
+import threading
+from collections import OrderedDict
 from typing import Any
 
 from temporalio import workflow
@@ -27,6 +29,7 @@ with workflow.unsafe.imports_passed_through():
     from interpreter.program.constants import RUN_SCRIPT_ACTIVITY
     from interpreter.program.display import activity_summary, script_summary, step_text
     from interpreter.program.model import Block, Call, FacetDecl
+    from interpreter.program.pinned import CACHE_SIZE
     from interpreter.program.scripts import ScriptRequest
     from interpreter.semantics import BuiltinCall, FacetCall, Iterations, ScriptCall, StepFailure, Write
 
@@ -40,6 +43,25 @@ from .tracker import Tracker
 
 _KEPT = ("start_to_close_timeout", "schedule_to_close_timeout", "retry_policy", "cancellation_type")
 """Options of a handler's activity that a local activity keeps (queue, heartbeat and schedule-to-start do not apply)."""
+
+
+_step_texts: OrderedDict[str, dict[str, str]] = OrderedDict()
+_step_texts_lock = threading.Lock()  # workflow activations run on several threads
+
+
+def step_texts(program_hash: str) -> dict[str, str]:
+    """Statement id → the step as written (display.step_text), for the program ``program_hash`` names: a worker
+    runs one program many times, and each step's text is made once per process. Kept for as many programs as
+    pinned.py keeps parsed; not on the Program itself, whose equality is its content's."""
+    with _step_texts_lock:
+        texts = _step_texts.get(program_hash)
+        if texts is None:
+            texts = _step_texts[program_hash] = {}
+            while len(_step_texts) > CACHE_SIZE:
+                _step_texts.popitem(last=False)
+        else:
+            _step_texts.move_to_end(program_hash)
+        return texts
 
 
 def runs_locally(config: RuntimeConfig, decl: FacetDecl, call: Call | None) -> bool:
@@ -76,7 +98,7 @@ class Activities:
         self.builtins = builtins
         self.scale = scale
         self.children = children
-        self.summaries = session.program.step_texts  # statement id → its activity summary's step text
+        self.summaries = step_texts(session.program_hash)  # statement id → its activity summary's step text
 
     async def call_facet(self, request: FacetCall) -> Any:
         decl, path, step = request.decl, request.path, request.step
