@@ -51,6 +51,7 @@ from interpreter.activities.interpreter_side import build_interpreter_activities
 from interpreter.activities.program_store import LocalProgramStore
 from interpreter.activities.value_codec import value_converter
 from interpreter.cli.connect import ConnectOptions, connect
+from interpreter.cli.worker_slots import slot_options
 from interpreter.compiler import compile_sources
 from interpreter.program.config import RuntimeConfig
 from interpreter.workflows import FFLWorkflow, workflow_runner
@@ -241,11 +242,12 @@ async def run_all(client: Client, address: str, workloads: list[Workload], args:
         store = LocalProgramStore(Path(tmp) / "registry")
         for workload in workloads:
             store.publish(compile_sources([(f"{workload.name}.ffl", workload.source)]))
+        # FFL's workers take workflow tasks as an interpreter worker does (worker_slots.py); hand-written, the SDK's
         interpreter = Worker(client, task_queue=queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
-                             activities=build_interpreter_activities(store, config))
+                             activities=build_interpreter_activities(store, config), **slot_options())
         local = Worker(client, task_queue=local_queue, workflows=[FFLWorkflow], workflow_runner=workflow_runner(),
                        activities=[*build_interpreter_activities(store, local_config),
-                                   build_handler_activity(registry(), local_queue)])
+                                   build_handler_activity(registry(), local_queue)], **slot_options())
         hand = Worker(client, task_queue=hand_queue, workflows=WORKFLOWS, workflow_runner=UnsandboxedWorkflowRunner(),
                       activities=[build_handler_activity(registry(), hand_queue)])
         async with AsyncExitStack() as stack:

@@ -38,6 +38,7 @@ from .connect import (
 )
 from .logs import RunLog, configure_logging
 from .search_attrs import with_search_attributes
+from .worker_slots import MIN_WORKFLOW_SLOTS, SDK_DEFAULT_SLOTS, slot_options
 
 log = logging.getLogger("ffl.worker")
 
@@ -91,6 +92,7 @@ def build_worker(
     allow_scripts: bool = False,
     max_concurrent_activities: int | None = None,
     local_handlers: bool = True,
+    max_concurrent_workflow_tasks: int | None = None,
 ):
     """A Worker for ``queue``: handlers always; as interpreter also the workflow and its activities.
 
@@ -103,7 +105,8 @@ def build_worker(
     is false (pinned as ``local_facets``; ``config.remote_facets`` opts facets
     out): every interpreter worker of a deployment must then load the same
     handlers, and a worker shutting down waits for its local activities.
-    ``max_concurrent_activities`` is the SDK's slot count (100 unless given).
+    ``max_concurrent_activities`` is the SDK's slot count (100 unless given); workflow tasks are taken as the
+    machine allows unless ``max_concurrent_workflow_tasks`` fixes their number (worker_slots.py).
     """
     from temporalio.worker import Worker
 
@@ -135,10 +138,10 @@ def build_worker(
         workflows=workflows,
         interceptors=worker_interceptors(client) + ([RunLog()] if interpreter else []),
         activities=activities,
-        activity_executor=ThreadPoolExecutor(max_workers=max(16, max_concurrent_activities or 0),
+        activity_executor=ThreadPoolExecutor(max_workers=max(16, max_concurrent_activities or SDK_DEFAULT_SLOTS),
                                              thread_name_prefix=f"ffl-act-{queue}"),
         graceful_shutdown_timeout=timedelta(seconds=shutdown_grace),
-        **({"max_concurrent_activities": max_concurrent_activities} if max_concurrent_activities else {}),
+        **slot_options(max_concurrent_activities, max_concurrent_workflow_tasks),
         **runner,
         **handler_worker_options(),  # heartbeats, and so cancellations, travel within seconds
     )
@@ -158,12 +161,27 @@ def add_worker_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-concurrent-activities", type=int, metavar="N",
                         help="handler activities this worker runs at once (the SDK's default: 100); a foreach runs "
                         "as wide as its workers take it")
+    parser.add_argument("--max-concurrent-workflow-tasks", type=_workflow_slots, metavar="N",
+                        help=f"workflow tasks this worker runs at once, at least {MIN_WORKFLOW_SLOTS} (default: "
+                        f"{MIN_WORKFLOW_SLOTS}, and more while the machine's CPU and memory are below 80 %%)")
     parser.add_argument("--connect-timeout", type=float, default=30.0, help="seconds to retry connecting at start")
     parser.add_argument("--shutdown-grace", type=float, default=10.0, help="seconds running handlers get on shutdown")
     parser.add_argument("--allow-scripts", action="store_true",
                         help="run FFL scripts (interpreter queue only): each in its own process with time and memory "
                         "limits; isolation against accidents, not a sandbox for hostile code")
     add_connection_args(parser)
+
+
+def _workflow_slots(text: str) -> int:
+    """``--max-concurrent-workflow-tasks``: a whole number, at least MIN_WORKFLOW_SLOTS."""
+    try:
+        number = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if number < MIN_WORKFLOW_SLOTS:
+        raise argparse.ArgumentTypeError(f"at least {MIN_WORKFLOW_SLOTS} (one slot for each of a worker's two "
+                                         f"workflow queues, the sticky one and the shared one), not {number}")
+    return number
 
 
 def _describe(queue: str, registry: HandlerRegistry, config: RuntimeConfig, options: ConnectOptions, store,
@@ -211,6 +229,7 @@ async def serve(args: argparse.Namespace) -> int:
             client, queue, registry, store=store, config=config, shutdown_grace=args.shutdown_grace,
             interpreter=interpreter, mirror=mirror.writer if mirror else None, allow_scripts=args.allow_scripts,
             listeners=[mirror.listener] if mirror else (), max_concurrent_activities=args.max_concurrent_activities,
+            max_concurrent_workflow_tasks=args.max_concurrent_workflow_tasks,
         )  # fmt: skip
         return await _serve_until_signal(worker, queue, _describe(queue, registry, config, options, store, mirror,
                                                                         args.allow_scripts))
