@@ -182,7 +182,8 @@ async def run_workload(client: Client, figures: Figures, workflow: str, inputs: 
         keep.mkdir(parents=True, exist_ok=True)
         for number, history in enumerate(histories):
             (keep / f"{figures.name}-{number:04d}.json").write_text(history.to_json())
-        shutil.copytree(store.root, keep / "values", dirs_exist_ok=True)  # the references the histories hold
+        if store.root.exists():  # the references the histories hold (none when every value stayed inline)
+            shutil.copytree(store.root, keep / "values", dirs_exist_ok=True)
     largest = max(histories, key=lambda h: len(h.events))
     figures.largest_events = len(largest.events)
     figures.largest_bytes = max(sum(e.ByteSize() for e in h.events) for h in histories)
